@@ -1,0 +1,167 @@
+//! Error codes and the thread-local last error.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CString};
+
+use crate::error::Error;
+
+// The header defines these itself, parenthesised (cbindgen would write
+// `#define KSYM_ERR_INVALID -22`, and `x-KSYM_ERR_INVALID` would read as
+// `x--22`); a test checks that the two agree.
+
+/// No such symbol, program, map or file (`-ENOENT`).
+/// cbindgen:ignore
+pub const KSYM_ERR_NOT_FOUND: c_int = -2;
+/// Bad argument: NULL where not allowed, malformed query, unknown flag,
+/// non-zero unknown tail of an opts struct (`-EINVAL`).
+/// cbindgen:ignore
+pub const KSYM_ERR_INVALID: c_int = -22;
+/// A name matches several symbols at different addresses (`-ENOTUNIQ`).
+/// cbindgen:ignore
+pub const KSYM_ERR_AMBIGUOUS: c_int = -76;
+/// The kernel hides addresses: all zero (`kernel.kptr_restrict`, missing
+/// `CAP_SYSLOG`) (`-EACCES`).
+/// cbindgen:ignore
+pub const KSYM_ERR_RESTRICTED: c_int = -13;
+/// Malformed input data: kallsyms line, ranges file, ELF, BTF (`-EBADMSG`).
+/// cbindgen:ignore
+pub const KSYM_ERR_FORMAT: c_int = -74;
+/// Valid input that libksym does not handle (yet) (`-EOPNOTSUPP`).
+/// cbindgen:ignore
+pub const KSYM_ERR_UNSUPPORTED: c_int = -95;
+/// Allocation failed (`-ENOMEM`).
+/// cbindgen:ignore
+pub const KSYM_ERR_NOMEM: c_int = -12;
+/// A bug inside libksym was caught at the boundary (`-ENOTRECOVERABLE`).
+/// cbindgen:ignore
+pub const KSYM_ERR_INTERNAL: c_int = -131;
+
+enum Message {
+    None,
+    Text(CString),
+}
+
+struct Last {
+    code: c_int,
+    message: Message,
+}
+
+thread_local! {
+    static LAST: RefCell<Last> = const {
+        RefCell::new(Last { code: 0, message: Message::None })
+    };
+}
+
+/// Records `e` as this thread's last error and returns its code.
+pub(crate) fn record(e: &Error) -> c_int {
+    let text = CString::new(e.message().replace('\0', "\\0")).unwrap_or_default();
+    LAST.with(|l| {
+        let mut l = l.borrow_mut();
+        l.code = e.code();
+        l.message = Message::Text(text);
+    });
+    e.code()
+}
+
+/// A successful call: no last error.
+#[inline]
+pub(crate) fn clear() {
+    LAST.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.code != 0 {
+            l.code = 0;
+            l.message = Message::None;
+        }
+    });
+}
+
+/// The code of the last failing call on this thread, 0 if the last call
+/// succeeded.
+#[no_mangle]
+pub extern "C" fn ksym_last_error() -> c_int {
+    LAST.with(|l| l.borrow().code)
+}
+
+/// A human-readable message for the last error on this thread (with file,
+/// line, symbol, program, instruction index, near matches as they apply);
+/// "no error" after a successful call. Valid until the next libksym call on
+/// this thread (other than ksym_last_error and this function).
+#[no_mangle]
+pub extern "C" fn ksym_last_error_message() -> *const c_char {
+    LAST.with(|l| match &l.borrow().message {
+        Message::Text(t) => t.as_ptr(),
+        Message::None => c"no error".as_ptr(),
+    })
+}
+
+/// A static description of an error code (any negative errno works too).
+#[no_mangle]
+pub extern "C" fn ksym_strerror(err: c_int) -> *const c_char {
+    crate::error::describe(err).as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn codes_are_the_errno_values() {
+        assert_eq!(KSYM_ERR_NOT_FOUND, -libc::ENOENT);
+        assert_eq!(KSYM_ERR_INVALID, -libc::EINVAL);
+        assert_eq!(KSYM_ERR_AMBIGUOUS, -libc::ENOTUNIQ);
+        assert_eq!(KSYM_ERR_RESTRICTED, -libc::EACCES);
+        assert_eq!(KSYM_ERR_FORMAT, -libc::EBADMSG);
+        assert_eq!(KSYM_ERR_UNSUPPORTED, -libc::EOPNOTSUPP);
+        assert_eq!(KSYM_ERR_NOMEM, -libc::ENOMEM);
+        assert_eq!(KSYM_ERR_INTERNAL, -libc::ENOTRECOVERABLE);
+        assert_eq!(KSYM_ERR_NOT_FOUND, crate::error::NOT_FOUND);
+        assert_eq!(KSYM_ERR_INTERNAL, crate::error::INTERNAL);
+    }
+
+    #[test]
+    fn header_defines_the_same_values() {
+        let h = include_str!("../../include/ksym.h");
+        for (name, v) in [
+            ("KSYM_ERR_NOT_FOUND", KSYM_ERR_NOT_FOUND),
+            ("KSYM_ERR_INVALID", KSYM_ERR_INVALID),
+            ("KSYM_ERR_AMBIGUOUS", KSYM_ERR_AMBIGUOUS),
+            ("KSYM_ERR_RESTRICTED", KSYM_ERR_RESTRICTED),
+            ("KSYM_ERR_FORMAT", KSYM_ERR_FORMAT),
+            ("KSYM_ERR_UNSUPPORTED", KSYM_ERR_UNSUPPORTED),
+            ("KSYM_ERR_NOMEM", KSYM_ERR_NOMEM),
+            ("KSYM_ERR_INTERNAL", KSYM_ERR_INTERNAL),
+        ] {
+            let line = format!("#define {name} ({v})");
+            assert!(
+                h.lines()
+                    .any(|l| l.split("/*").next().unwrap().trim_end() == line),
+                "{line} not in include/ksym.h"
+            );
+        }
+    }
+
+    #[test]
+    fn strerror_is_static_and_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for code in [0, -2, -22, -76, -13, -74, -95, -12, -131] {
+            let s = unsafe { CStr::from_ptr(ksym_strerror(code)) };
+            assert!(seen.insert(s.to_str().unwrap().to_string()), "{code}");
+        }
+        let s = unsafe { CStr::from_ptr(ksym_strerror(-12345)) };
+        assert_eq!(s.to_str().unwrap(), "unknown error");
+    }
+
+    #[test]
+    fn last_error_is_per_thread() {
+        record(&Error::invalid("here"));
+        let other = std::thread::spawn(|| ksym_last_error()).join().unwrap();
+        assert_eq!(other, 0);
+        assert_eq!(ksym_last_error(), KSYM_ERR_INVALID);
+        let m = unsafe { CStr::from_ptr(ksym_last_error_message()) };
+        assert_eq!(m.to_str().unwrap(), "here");
+        clear();
+        let m = unsafe { CStr::from_ptr(ksym_last_error_message()) };
+        assert_eq!(m.to_str().unwrap(), "no error");
+    }
+}

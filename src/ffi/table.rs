@@ -1,0 +1,496 @@
+//! `ksym_table_*`, `ksym_lookup*`, `ksym_symbolize`, `ksym_foreach_match`.
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::ops::ControlFlow;
+
+use super::{c_bytes, c_path, check_flags, int_call, non_null, ptr_call, read_opts, value_call};
+use crate::error::{Error, Result};
+use crate::kallsyms::{Lookup, ModuleInfo, Options, SizeSource, Symbol, Table};
+use crate::modules::ModuleKind;
+
+/// Options of `ksym_table_open` and `ksym_cache_new`. Declare with
+/// `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_table_opts {
+    /// sizeof(struct ksym_table_opts), set by KSYM_OPTS.
+    pub sz: usize,
+    /// NULL: /proc/kallmodsyms if it exists, else /proc/kallsyms; either
+    /// format, recognised from the content.
+    pub kallsyms_path: *const c_char,
+    /// NULL: /lib/modules/$(uname -r)/modules.builtin.ranges if it exists
+    /// (ksym_table_open only; buffers use none unless named); "": none.
+    pub builtin_ranges_path: *const c_char,
+    /// NULL: none; path of a vmlinux ELF for exact sizes.
+    pub vmlinux_path: *const c_char,
+    /// NULL: /proc/modules; what ksym_cache watches to notice module changes.
+    pub modules_path: *const c_char,
+    /// No flags are defined yet: must be 0.
+    pub flags: c_uint,
+}
+
+impl Default for ksym_table_opts {
+    fn default() -> Self {
+        ksym_table_opts {
+            sz: std::mem::size_of::<Self>(),
+            kallsyms_path: std::ptr::null(),
+            builtin_ranges_path: std::ptr::null(),
+            vmlinux_path: std::ptr::null(),
+            modules_path: std::ptr::null(),
+            flags: 0,
+        }
+    }
+}
+
+/// All `KSYM_TABLE_*` flags this version knows (none yet).
+pub const KSYM_TABLE_FLAGS_ALL: c_uint = 0;
+
+/// `ksym_symbol.flags`: the module is built into the kernel.
+pub const KSYM_SYM_BUILTIN: c_uint = 1;
+/// `ksym_symbol.flags`: the size is exact (vmlinux ELF or kallmodsyms).
+pub const KSYM_SYM_SIZE_EXACT: c_uint = 2;
+
+/// A symbol. Strings are borrowed from the table and live until it is freed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_symbol {
+    pub addr: u64,
+    /// 0 when unknown; see flags.
+    pub size: u64,
+    pub name: *const c_char,
+    /// "vmlinux" for the core kernel, else the module (loadable, built-in or pseudo).
+    pub module: *const c_char,
+    /// nm letter as printed by the kernel: 't', 'T', 'd', 'W', ...
+    pub r#type: c_char,
+    /// KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or kallmodsyms).
+    pub flags: c_uint,
+}
+
+impl From<&Symbol<'_>> for ksym_symbol {
+    #[inline]
+    fn from(s: &Symbol<'_>) -> Self {
+        ksym_symbol {
+            addr: s.addr,
+            size: s.size,
+            name: s.name.with_nul().as_ptr().cast(),
+            module: s.module.with_nul().as_ptr().cast(),
+            r#type: s.ty as c_char,
+            flags: s.flags,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kallsyms::{SYM_BUILTIN, SYM_SIZE_EXACT};
+
+    #[test]
+    fn flag_values_match_the_core() {
+        assert_eq!(KSYM_SYM_BUILTIN, SYM_BUILTIN);
+        assert_eq!(KSYM_SYM_SIZE_EXACT, SYM_SIZE_EXACT);
+    }
+}
+
+/// A kernel symbol table (opaque). Immutable once opened: any number of
+/// threads may use it at once.
+pub struct ksym_table {
+    table: Table,
+    /// The table's diagnostics as C strings.
+    diagnostics: Vec<CString>,
+}
+
+fn make_options(o: &ksym_table_opts) -> Result<Options> {
+    check_flags(o.flags, KSYM_TABLE_FLAGS_ALL, "ksym_table_opts.flags")?;
+    // SAFETY: the caller passes NULL or NUL-terminated strings.
+    unsafe {
+        Ok(Options {
+            kallsyms_path: c_path(o.kallsyms_path),
+            builtin_ranges_path: c_path(o.builtin_ranges_path),
+            vmlinux_path: c_path(o.vmlinux_path),
+            modules_path: c_path(o.modules_path),
+        })
+    }
+}
+
+pub(crate) unsafe fn options_from(opts: *const ksym_table_opts) -> Result<Options> {
+    // SAFETY: NULL or a versioned struct.
+    let o = unsafe { read_opts(opts, "ksym_table_opts") }?;
+    make_options(&o)
+}
+
+fn boxed(table: Table) -> *mut ksym_table {
+    let diagnostics = table
+        .info()
+        .diagnostics
+        .iter()
+        .map(|d| CString::new(d.replace('\0', "\\0")).unwrap_or_default())
+        .collect();
+    Box::into_raw(Box::new(ksym_table { table, diagnostics }))
+}
+
+/// The table behind a handle, or KSYM_ERR_INVALID for NULL.
+#[inline]
+unsafe fn table_ref<'a>(t: *const ksym_table) -> Result<&'a ksym_table> {
+    non_null(t, "table")?;
+    // SAFETY: a handle from ksym_table_open/from_buffer, not yet freed.
+    Ok(unsafe { &*t })
+}
+
+/// Reads and indexes the kernel symbol table. NULL on failure (see
+/// ksym_last_error): KSYM_ERR_RESTRICTED when addresses are hidden,
+/// KSYM_ERR_FORMAT for a malformed line (the message names it), a negative
+/// errno for I/O.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_open(opts: *const ksym_table_opts) -> *mut ksym_table {
+    ptr_call(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { options_from(opts) }?;
+        Ok(boxed(Table::open(&o)?))
+    })
+}
+
+/// Indexes a copy of `len` bytes of kallsyms (or kallmodsyms) text. The
+/// caller's buffer is not kept. opts->kallsyms_path is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_from_buffer(
+    buf: *const c_char,
+    len: usize,
+    opts: *const ksym_table_opts,
+) -> *mut ksym_table {
+    ptr_call(|| {
+        non_null(buf, "buf")?;
+        // SAFETY: per the contract.
+        let o = unsafe { options_from(opts) }?;
+        // SAFETY: the caller's buffer holds `len` bytes.
+        let data = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        Ok(boxed(Table::from_bytes(data, &o)?))
+    })
+}
+
+/// Frees a table (NULL is a no-op). Strings it returned become invalid.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_free(table: *mut ksym_table) {
+    if !table.is_null() {
+        // SAFETY: a handle from ksym_table_open/from_buffer, freed once.
+        drop(unsafe { Box::from_raw(table) });
+    }
+}
+
+/// Number of symbols (lines of the file). 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_count(table: *const ksym_table) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { table_ref(table) }?.table.len())
+    })
+}
+
+/// Looks up "name", "module`name" or "vmlinux`name" exactly.
+/// 0: found (all matches share one address; out = the first in kernel
+/// order); KSYM_ERR_AMBIGUOUS: matches at different addresses (out = the one
+/// at the lowest address); KSYM_ERR_NOT_FOUND (the message lists near
+/// matches); KSYM_ERR_INVALID for a malformed query.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_lookup(
+    table: *const ksym_table,
+    query: *const c_char,
+    out: *mut ksym_symbol,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        let q = unsafe { c_bytes(query, "query") }?;
+        non_null(out, "out")?;
+        let (sym, err) = match t.table.lookup(q)? {
+            Lookup::Found(s) => (s, None),
+            Lookup::Ambiguous(s, e) => (s, Some(e)),
+        };
+        // SAFETY: `out` is a valid ksym_symbol (checked non-NULL).
+        unsafe { out.write(ksym_symbol::from(&sym)) };
+        match err {
+            None => Ok(0),
+            Some(e) => Err(e),
+        }
+    })
+}
+
+/// Writes up to `cap` matches (ordered by address) and returns the total
+/// number of matches, which may exceed `cap`; 0 when none. `out` may be NULL
+/// when `cap` is 0. Identical duplicate lines count once.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_lookup_all(
+    table: *const ksym_table,
+    query: *const c_char,
+    out: *mut ksym_symbol,
+    cap: usize,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        let q = unsafe { c_bytes(query, "query") }?;
+        if cap > 0 {
+            non_null(out, "out")?;
+        }
+        let all = t.table.lookup_all(q)?;
+        for (i, s) in all.iter().take(cap).enumerate() {
+            // SAFETY: the caller's array holds `cap` elements.
+            unsafe { out.add(i).write(ksym_symbol::from(s)) };
+        }
+        Ok(c_int::try_from(all.len()).unwrap_or(c_int::MAX))
+    })
+}
+
+/// addr -> the symbol containing it and the offset into it (`offset` may be
+/// NULL). KSYM_ERR_NOT_FOUND below the first symbol, past the last symbol of
+/// a region (module, pseudo-module, core image) and, with exact sizes, in a
+/// gap between symbols. Among several names at one address: global before
+/// local, then not `__pfx_`, then kernel order.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_symbolize(
+    table: *const ksym_table,
+    addr: u64,
+    out: *mut ksym_symbol,
+    offset: *mut u64,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        non_null(out, "out")?;
+        let (sym, off) = t.table.symbolize(addr)?;
+        // SAFETY: valid pointers (checked non-NULL).
+        unsafe {
+            out.write(ksym_symbol::from(&sym));
+            if !offset.is_null() {
+                offset.write(off);
+            }
+        }
+        Ok(0)
+    })
+}
+
+/// The callback of ksym_foreach_match: return non-zero to stop.
+pub type ksym_match_cb =
+    Option<unsafe extern "C" fn(sym: *const ksym_symbol, ctx: *mut c_void) -> c_int>;
+
+/// Calls `cb` for every symbol matching `pattern` ("glob" or
+/// "modglob`glob", with * ? [...]), absolute symbols first, then in address
+/// order. Stops early and returns cb's value when cb returns non-zero;
+/// returns 0 after the last one.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_foreach_match(
+    table: *const ksym_table,
+    pattern: *const c_char,
+    cb: ksym_match_cb,
+    ctx: *mut c_void,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        let p = unsafe { c_bytes(pattern, "pattern") }?;
+        let cb = cb.ok_or_else(|| Error::invalid("cb is NULL"))?;
+        let r = t.table.for_each_match(p, |s| {
+            let cs = ksym_symbol::from(s);
+            // SAFETY: the caller's callback, with a pointer valid for the call.
+            match unsafe { cb(&cs, ctx) } {
+                0 => ControlFlow::Continue(()),
+                v => ControlFlow::Break(v),
+            }
+        })?;
+        Ok(r.unwrap_or(0))
+    })
+}
+
+/// Facts about a table (added to the contract). Output struct: set `sz`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ksym_table_stats {
+    /// sizeof(struct ksym_table_stats), set by the caller.
+    pub sz: usize,
+    pub symbols: usize,
+    pub modules: usize,
+    /// Bytes of kallsyms text.
+    pub file_bytes: usize,
+    /// Bytes of memory the table holds.
+    pub memory_bytes: usize,
+    /// Time to read the file (0 for buffers).
+    pub read_ns: u64,
+    /// Time spent parsing (overlapping the read, for files) and indexing.
+    pub parse_ns: u64,
+    /// Time spent on built-in module attribution and sizes.
+    pub attribution_ns: u64,
+    /// KSYM_STATS_* bits.
+    pub flags: c_uint,
+}
+
+/// ksym_table_stats.flags: the table was read from /proc/kallmodsyms text.
+pub const KSYM_STATS_KALLMODSYMS: c_uint = 1;
+/// ksym_table_stats.flags: a modules.builtin.ranges file was applied.
+pub const KSYM_STATS_BUILTIN_RANGES: c_uint = 2;
+/// ksym_table_stats.flags: sizes come from a vmlinux ELF.
+pub const KSYM_STATS_VMLINUX_SIZES: c_uint = 4;
+
+/// Writes `val` to an output struct whose first field is `size_t sz`, at
+/// most `sz` bytes of it (an older caller gets the fields it knows).
+unsafe fn write_out<T: Copy>(p: *mut T, val: T, what: &str) -> Result<()> {
+    non_null(p, what)?;
+    // SAFETY: the struct starts with a size_t the caller set.
+    let sz = unsafe { (p as *const usize).read_unaligned() };
+    if sz < std::mem::size_of::<usize>() {
+        return Err(Error::invalid(format!(
+            "{what}->sz is {sz}: set it to sizeof(*{what})"
+        )));
+    }
+    let n = sz.min(std::mem::size_of::<T>());
+    let src = &val as *const T as *const u8;
+    // SAFETY: copy the part both sides know, keeping the caller's sz.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            src.add(std::mem::size_of::<usize>()),
+            (p as *mut u8).add(std::mem::size_of::<usize>()),
+            n - std::mem::size_of::<usize>(),
+        )
+    };
+    Ok(())
+}
+
+/// Fills `out` (set out->sz first) with counts, memory and timings.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_stats(
+    table: *const ksym_table,
+    out: *mut ksym_table_stats,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        let i = t.table.info();
+        let mut flags = 0;
+        if i.format == crate::kallsyms::line::Format::Kallmodsyms {
+            flags |= KSYM_STATS_KALLMODSYMS;
+        }
+        if i.builtin_ranges.is_some() {
+            flags |= KSYM_STATS_BUILTIN_RANGES;
+        }
+        if i.size_source == SizeSource::Vmlinux {
+            flags |= KSYM_STATS_VMLINUX_SIZES;
+        }
+        let s = ksym_table_stats {
+            sz: std::mem::size_of::<ksym_table_stats>(),
+            symbols: t.table.len(),
+            modules: t.table.module_count(),
+            file_bytes: i.file_bytes,
+            memory_bytes: t.table.memory(),
+            read_ns: i.read_ns,
+            parse_ns: i.parse_ns,
+            attribution_ns: i.attribution_ns,
+            flags,
+        };
+        // SAFETY: per the contract.
+        unsafe { write_out(out, s, "out") }?;
+        Ok(0)
+    })
+}
+
+/// What a module is (ksym_module_info.kind).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ksym_module_kind {
+    /// The core kernel.
+    KSYM_MODULE_VMLINUX = 0,
+    /// A loadable module ([ext4] in /proc/kallsyms).
+    KSYM_MODULE_LOADABLE = 1,
+    /// Built into the kernel image (kallmodsyms or modules.builtin.ranges).
+    KSYM_MODULE_BUILTIN = 2,
+    /// [bpf], [__builtin__ftrace], [__builtin__kprobes].
+    KSYM_MODULE_PSEUDO = 3,
+}
+
+/// A module of a table (added to the contract). Output struct: set `sz`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_module_info {
+    /// sizeof(struct ksym_module_info), set by the caller.
+    pub sz: usize,
+    /// Borrowed from the table.
+    pub name: *const c_char,
+    /// enum ksym_module_kind.
+    pub kind: c_int,
+    /// Symbols attributed to it.
+    pub symbols: usize,
+    /// Lowest and highest symbol address (absolute symbols excluded; 0 when none).
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// Number of modules of a table, `vmlinux` included (it is module 0).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_module_count(table: *const ksym_table) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { table_ref(table) }?.table.module_count())
+    })
+}
+
+/// Describes module `i` (0 is vmlinux, then in order of appearance).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_module(
+    table: *const ksym_table,
+    i: usize,
+    out: *mut ksym_module_info,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        let m: ModuleInfo = t.table.modules().nth(i).ok_or_else(|| {
+            Error::not_found(format!(
+                "no module {i}: the table has {}",
+                t.table.module_count()
+            ))
+        })?;
+        let kind = match m.kind {
+            ModuleKind::Vmlinux => ksym_module_kind::KSYM_MODULE_VMLINUX,
+            ModuleKind::Loadable => ksym_module_kind::KSYM_MODULE_LOADABLE,
+            ModuleKind::Builtin => ksym_module_kind::KSYM_MODULE_BUILTIN,
+            ModuleKind::Pseudo => ksym_module_kind::KSYM_MODULE_PSEUDO,
+        };
+        let info = ksym_module_info {
+            sz: std::mem::size_of::<ksym_module_info>(),
+            name: m.name.with_nul().as_ptr().cast(),
+            kind: kind as c_int,
+            symbols: m.symbols,
+            lo: m.lo,
+            hi: m.hi,
+        };
+        // SAFETY: per the contract.
+        unsafe { write_out(out, info, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Number of diagnostics: notes about the table that were not errors (a
+/// built-in ranges section skipped because its anchor is missing, ...).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_diagnostic_count(table: *const ksym_table) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { table_ref(table) }?.diagnostics.len())
+    })
+}
+
+/// Diagnostic `i`, borrowed from the table; NULL when out of range.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_diagnostic(
+    table: *const ksym_table,
+    i: usize,
+) -> *const c_char {
+    value_call(std::ptr::null(), || {
+        // SAFETY: per the contract.
+        let t = unsafe { table_ref(table) }?;
+        t.diagnostics.get(i).map(|d| d.as_ptr()).ok_or_else(|| {
+            Error::not_found(format!(
+                "no diagnostic {i}: the table has {}",
+                t.diagnostics.len()
+            ))
+        })
+    })
+}

@@ -1,0 +1,345 @@
+//! A small, fast hash for symbol names and the name index built on it.
+//!
+//! The hash reads eight bytes at a time and folds a 128-bit multiply per
+//! word (the wyhash construction), good enough to spread kernel names, which
+//! share long prefixes (`__pfx_`, `__SCT__`, `trace_event_`...).
+
+const K0: u64 = 0xa076_1d64_78bd_642f;
+const K1: u64 = 0xe703_7ed1_a0b4_28db;
+const K2: u64 = 0x8ebc_6af0_9c88_c6e3;
+
+#[inline(always)]
+fn mix(a: u64, b: u64) -> u64 {
+    let r = (a as u128).wrapping_mul(b as u128);
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+/// Hash of a byte string.
+#[inline]
+pub fn hash(bytes: &[u8]) -> u64 {
+    let mut h = Hasher::new();
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        h.word(u64::from_le_bytes([
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+        ]));
+    }
+    let rem = chunks.remainder();
+    let mut tail = [0u8; 8];
+    tail[..rem.len()].copy_from_slice(rem);
+    h.finish(u64::from_le_bytes(tail), bytes.len())
+}
+
+/// The same hash fed a word at a time, for scanners that read names eight
+/// bytes at a time anyway: `word` for every full word from the start of the
+/// name, then `finish` with the remaining bytes (zero-padded, little-endian).
+#[derive(Clone, Copy)]
+pub struct Hasher(u64);
+
+impl Default for Hasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Hasher {
+    #[inline(always)]
+    pub fn new() -> Hasher {
+        Hasher(K0)
+    }
+
+    #[inline(always)]
+    pub fn word(&mut self, w: u64) {
+        self.0 = mix(self.0 ^ w, K1);
+    }
+
+    #[inline(always)]
+    pub fn finish(self, tail: u64, len: usize) -> u64 {
+        let h = if len % 8 != 0 {
+            mix(self.0 ^ tail, K2)
+        } else {
+            self.0
+        };
+        mix(h ^ (len as u64), K1 ^ K2)
+    }
+}
+
+/// Open-addressing index from names to entry numbers, built once.
+///
+/// Each slot is a `u32`: 0 when empty, else `(tag << idx_bits) | (entry + 1)`
+/// where the tag is more bits of the hash, so that probing past other names
+/// rarely touches the entries. At most half the slots are used. The slots
+/// form `2^part_bits` independent sub-tables (the top bits of the hash pick
+/// one; probing wraps inside it), which lets two threads build the two
+/// halves at once, each in a part small enough for its core's cache.
+/// Every entry of a name (a name can have many) is found by probing up to
+/// the first empty slot.
+pub struct NameIndex {
+    slots: Box<[u32]>,
+    /// `64 - log2(slots.len())`: the slot is the top bits of the hash.
+    shift: u32,
+    /// Slots per sub-table, minus one.
+    part_mask: usize,
+    idx_bits: u32,
+}
+
+/// Below this many entries one thread builds the index.
+const PARALLEL_MIN: usize = 1 << 16;
+
+impl NameIndex {
+    /// Builds the index of entries whose name hashes are `hashes[i]`.
+    /// Returns `None` when memory cannot be allocated.
+    pub fn build(hashes: &[u64]) -> Option<NameIndex> {
+        let n = hashes.len();
+        let cap = (n.max(4) * 2).next_power_of_two();
+        let parts = if n >= PARALLEL_MIN { 2 } else { 1 };
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(cap).ok()?;
+        slots.resize(cap, 0u32);
+        let idx_bits = bits_for(n + 1);
+        let shift = 64 - cap.trailing_zeros();
+        let part_len = cap / parts;
+        let part_mask = part_len - 1;
+        let fill = |part: usize, slots: &mut [u32]| {
+            for (i, &h) in hashes.iter().enumerate() {
+                let s = (h >> shift) as usize;
+                if s / part_len != part {
+                    continue;
+                }
+                let mut s = s & part_mask;
+                while slots[s] != 0 {
+                    s = (s + 1) & part_mask;
+                }
+                slots[s] = Self::slot_value(h, i, idx_bits);
+            }
+        };
+        if parts == 1 {
+            fill(0, &mut slots);
+        } else {
+            let (lo, hi) = slots.split_at_mut(part_len);
+            std::thread::scope(|s| {
+                s.spawn(|| fill(1, hi));
+                fill(0, lo);
+            });
+        }
+        Some(NameIndex {
+            slots: slots.into_boxed_slice(),
+            shift,
+            part_mask,
+            idx_bits,
+        })
+    }
+
+    /// An empty single-part index with room for `expected` entries, to be
+    /// filled by [`NameIndex::push`] while parsing (entry numbers in order).
+    pub fn incremental(expected: usize) -> NameIndex {
+        let cap = (expected.max(4) * 2).next_power_of_two();
+        NameIndex {
+            slots: vec![0u32; cap].into_boxed_slice(),
+            shift: 64 - cap.trailing_zeros(),
+            part_mask: cap - 1,
+            idx_bits: cap.trailing_zeros(),
+        }
+    }
+
+    /// Adds entry `hashes.len() - 1`, whose hash is the last of `hashes`
+    /// (all entries so far). Doubles the table, rebuilding it from `hashes`,
+    /// when it would become more than half full.
+    #[inline]
+    pub fn push(&mut self, hashes: &[u64]) {
+        let i = hashes.len() - 1;
+        if (i + 1) * 2 > self.slots.len() {
+            *self = Self::incremental(self.slots.len());
+            for (j, &h) in hashes.iter().enumerate() {
+                self.insert(h, j);
+            }
+            return;
+        }
+        self.insert(hashes[i], i);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, h: u64, i: usize) {
+        let mut s = (h >> self.shift) as usize;
+        while self.slots[s] != 0 {
+            s = (s + 1) & self.part_mask;
+        }
+        self.slots[s] = Self::slot_value(h, i, self.idx_bits);
+    }
+
+    /// Renumbers the entries: entry `i` becomes `new_of[i]`.
+    pub fn renumber(&mut self, new_of: &[u32]) {
+        let m = self.idx_mask();
+        for v in self.slots.iter_mut().filter(|v| **v != 0) {
+            let old = (*v & m) as usize - 1;
+            *v = (*v & !m) | (new_of[old] + 1);
+        }
+    }
+
+    #[inline(always)]
+    fn slot_value(h: u64, i: usize, idx_bits: u32) -> u32 {
+        let tag = if idx_bits >= 32 {
+            0
+        } else {
+            (h as u32) << idx_bits
+        };
+        tag | (i as u32 + 1)
+    }
+
+    /// Calls `f` with every entry whose name has hash `h` (and, rarely, a few
+    /// others whose tag collides: `f` must compare the name).
+    #[inline]
+    pub fn candidates(&self, h: u64, mut f: impl FnMut(usize)) {
+        let idx_mask = self.idx_mask();
+        let want_tag = Self::slot_value(h, 0, self.idx_bits) & !idx_mask;
+        let s0 = (h >> self.shift) as usize;
+        let base = s0 & !self.part_mask;
+        let mut s = s0 & self.part_mask;
+        loop {
+            let v = self.slots[base | s];
+            if v == 0 {
+                return;
+            }
+            if v & !idx_mask == want_tag {
+                f((v & idx_mask) as usize - 1);
+            }
+            s = (s + 1) & self.part_mask;
+        }
+    }
+
+    #[inline(always)]
+    fn idx_mask(&self) -> u32 {
+        if self.idx_bits >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.idx_bits) - 1
+        }
+    }
+
+    /// Bytes of memory held.
+    pub fn memory(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<u32>()
+    }
+}
+
+/// Bits needed to store values below `n`.
+fn bits_for(n: usize) -> u32 {
+    usize::BITS - (n.max(2) - 1).leading_zeros()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_spreads_similar_names() {
+        let names: Vec<String> = (0..20000)
+            .map(|i| format!("__pfx_trace_event_raw_{i}"))
+            .collect();
+        let mut hs: Vec<u64> = names.iter().map(|n| hash(n.as_bytes())).collect();
+        hs.sort_unstable();
+        hs.dedup();
+        assert_eq!(hs.len(), names.len());
+        // Every length of tail handled, and length matters.
+        assert_ne!(hash(b""), hash(b"\0"));
+        assert_ne!(hash(b"abcdefgh"), hash(b"abcdefgh\0"));
+        assert_ne!(hash(b"abcdefgh"), hash(b"abcdefghabcdefgh"));
+    }
+
+    #[test]
+    fn incremental_hasher_matches() {
+        for len in 0..30 {
+            let name: Vec<u8> = (0..len as u8).map(|b| b'a' + b).collect();
+            let mut h = Hasher::new();
+            let mut i = 0;
+            while i + 8 <= name.len() {
+                h.word(u64::from_le_bytes(name[i..i + 8].try_into().unwrap()));
+                i += 8;
+            }
+            let mut tail = [0u8; 8];
+            tail[..name.len() - i].copy_from_slice(&name[i..]);
+            assert_eq!(
+                h.finish(u64::from_le_bytes(tail), name.len()),
+                hash(&name),
+                "{len}"
+            );
+        }
+    }
+
+    #[test]
+    fn index_finds_every_entry_of_every_name() {
+        let names: Vec<String> = (0..5000).map(|i| format!("name{}", i % 1700)).collect();
+        let hs: Vec<u64> = names.iter().map(|n| hash(n.as_bytes())).collect();
+        let idx = NameIndex::build(&hs).unwrap();
+        for probe in ["name0", "name1699", "name42", "absent"] {
+            let mut got = vec![];
+            idx.candidates(hash(probe.as_bytes()), |i| {
+                if names[i] == probe {
+                    got.push(i)
+                }
+            });
+            got.sort();
+            let want: Vec<usize> = (0..names.len()).filter(|&i| names[i] == probe).collect();
+            assert_eq!(got, want, "{probe}");
+        }
+        assert_eq!(bits_for(1), 1);
+        assert_eq!(bits_for(2), 1);
+        assert_eq!(bits_for(3), 2);
+        assert_eq!(bits_for(122_166), 17);
+    }
+
+    #[test]
+    fn parallel_build_finds_everything() {
+        let n = PARALLEL_MIN * 2 + 17;
+        let names: Vec<String> = (0..n).map(|i| format!("sym{}", i % (n / 3))).collect();
+        let hs: Vec<u64> = names.iter().map(|n| hash(n.as_bytes())).collect();
+        let idx = NameIndex::build(&hs).unwrap();
+        for k in [0usize, 1, 77, n / 3 - 1] {
+            let probe = format!("sym{k}");
+            let mut got = vec![];
+            idx.candidates(hash(probe.as_bytes()), |i| {
+                if names[i] == probe {
+                    got.push(i)
+                }
+            });
+            got.sort();
+            let want: Vec<usize> = (0..n).filter(|&i| names[i] == probe).collect();
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn incremental_index_grows_and_renumbers() {
+        let names: Vec<String> = (0..3000).map(|i| format!("n{}", i % 1000)).collect();
+        let mut hs = Vec::new();
+        let mut idx = NameIndex::incremental(10);
+        for n in &names {
+            hs.push(hash(n.as_bytes()));
+            idx.push(&hs);
+        }
+        let find = |idx: &NameIndex, names: &[String], probe: &str| {
+            let mut got = vec![];
+            idx.candidates(hash(probe.as_bytes()), |i| {
+                if names[i] == probe {
+                    got.push(i)
+                }
+            });
+            got.sort();
+            got
+        };
+        assert_eq!(find(&idx, &names, "n7"), vec![7, 1007, 2007]);
+        // Reverse the order of the entries.
+        let new_of: Vec<u32> = (0..3000u32).map(|i| 2999 - i).collect();
+        idx.renumber(&new_of);
+        let reversed: Vec<String> = names.iter().rev().cloned().collect();
+        assert_eq!(find(&idx, &reversed, "n7"), vec![992, 1992, 2992]);
+    }
+
+    #[test]
+    fn empty_index() {
+        let idx = NameIndex::build(&[]).unwrap();
+        let mut n = 0;
+        idx.candidates(hash(b"x"), |_| n += 1);
+        assert_eq!(n, 0);
+    }
+}

@@ -1,0 +1,642 @@
+//! Turning kallsyms text into the table's columns, on both cores.
+//!
+//! A [`Parser`] is fed chunks of complete lines and appends one packed entry
+//! per line (address, [`Meta`], name hash), writing a NUL after every name in
+//! place. Two drivers use it:
+//!
+//! - [`read_and_parse`] for files. /proc/kallsyms (size unknown) hands out
+//!   under 4 KiB per `read()` and costs the kernel tens of milliseconds: the
+//!   calling thread reads while a second thread parses what has arrived, so
+//!   parsing ends within a chunk of the last read. A regular file (size
+//!   known) is read as two halves by two threads with `pread`, then parsed
+//!   like a buffer.
+//! - [`parse_buffer`] for text in memory: the two halves are parsed on two
+//!   threads and merged.
+//!
+//! Either way the result is the same columns, in file order.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use super::hash::NameIndex;
+use super::line::{is_absolute_type, module_names, parse_at, Format};
+use crate::error::{Error, Result};
+use crate::modules::{
+    is_pseudo_module, ModId, ModuleKind, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER,
+};
+
+pub(crate) const LEN_MASK: u16 = 0x7fff;
+pub(crate) const EXACT_BIT: u16 = 0x8000;
+/// Stored size meaning "too large for 32 bits: compute it when asked".
+pub(crate) const SIZE_FAR: u32 = u32::MAX;
+
+/// The packed per-symbol record (16 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Meta {
+    pub name_off: u32,
+    pub size: u32,
+    /// Name length; the high bit says the size is exact.
+    pub len: u16,
+    pub owner: OwnerId,
+    /// The nm type letter (also in the buffer, but reading it there would
+    /// cost a cache miss per symbolization).
+    pub ty: u8,
+}
+
+impl Meta {
+    #[inline]
+    pub fn name_len(self) -> usize {
+        (self.len & LEN_MASK) as usize
+    }
+    #[inline]
+    pub fn exact(self) -> bool {
+        self.len & EXACT_BIT != 0
+    }
+}
+
+/// The columns parsing produces, in file order.
+pub(crate) struct Parsed {
+    pub addrs: Vec<u64>,
+    pub meta: Vec<Meta>,
+    pub hashes: Vec<u64>,
+    /// The name index, when it was built while parsing (entries numbered in
+    /// file order).
+    pub index: Option<NameIndex>,
+    pub modules: ModuleSet,
+    pub format: Format,
+    pub lines: usize,
+    /// Already in table order (absolute symbols first, then by address).
+    pub sorted: bool,
+    pub any_addr: bool,
+    /// Bytes of text (with the newline appended to a last line without one).
+    pub len: usize,
+    pub read_ns: u64,
+    /// Time spent parsing (on whichever thread did it).
+    pub parse_ns: u64,
+}
+
+/// A malformed line, before the file name is known to the message.
+struct LineFailure {
+    line: usize,
+    code: i32,
+    msg: String,
+}
+
+impl LineFailure {
+    fn into_error(self, source: &str) -> Error {
+        Error::new(self.code, format!("{source}:{}: {}", self.line, self.msg))
+    }
+}
+
+/// Accumulates entries from consecutive chunks of complete lines.
+struct Parser {
+    format: Format,
+    addrs: Vec<u64>,
+    meta: Vec<Meta>,
+    hashes: Vec<u64>,
+    /// Built as entries arrive (streaming), or after parsing (buffers).
+    index: Option<NameIndex>,
+    modules: ModuleSet,
+    lines: usize,
+    sorted: bool,
+    first_key: Option<(bool, u64)>,
+    last_key: (bool, u64),
+    any_addr: u64,
+    /// The previous line's module column and owner (runs of one module).
+    last_col: Vec<u8>,
+    last_owner: OwnerId,
+    busy_ns: u64,
+}
+
+impl Parser {
+    fn new(format: Format, expected_lines: usize) -> Result<Parser> {
+        let mut p = Parser {
+            format,
+            addrs: Vec::new(),
+            meta: Vec::new(),
+            hashes: Vec::new(),
+            index: None,
+            modules: ModuleSet::new(),
+            lines: 0,
+            sorted: true,
+            first_key: None,
+            last_key: (false, 0),
+            any_addr: 0,
+            last_col: Vec::new(),
+            last_owner: VMLINUX_OWNER,
+            busy_ns: 0,
+        };
+        p.addrs
+            .try_reserve(expected_lines)
+            .and_then(|_| p.meta.try_reserve(expected_lines))
+            .and_then(|_| p.hashes.try_reserve(expected_lines))
+            .map_err(|_| Error::nomem("parsing"))?;
+        Ok(p)
+    }
+
+    /// Parses `chunk` (complete lines, ending with a newline) which starts
+    /// at offset `base` of the final buffer.
+    fn feed(&mut self, chunk: &mut [u8], base: usize) -> std::result::Result<(), LineFailure> {
+        let t0 = Instant::now();
+        let n = chunk.len();
+        if base + n > u32::MAX as usize {
+            return Err(LineFailure {
+                line: self.lines + 1,
+                code: crate::error::UNSUPPORTED,
+                msg: "the file is larger than 4 GiB".into(),
+            });
+        }
+        let mut pos = 0usize;
+        while pos < n {
+            self.lines += 1;
+            let (meta, addr, hash, next) = {
+                let (l, next) = parse_at(chunk, pos, self.format).map_err(|e| {
+                    let text = &chunk[pos..e.end];
+                    let shown = String::from_utf8_lossy(&text[..text.len().min(100)]);
+                    let dots = if text.len() > 100 { "..." } else { "" };
+                    LineFailure {
+                        line: self.lines,
+                        code: crate::error::FORMAT,
+                        msg: format!("malformed line ({}): `{shown}{dots}`", e.why),
+                    }
+                })?;
+                let owner = match l.modules {
+                    None => VMLINUX_OWNER,
+                    Some(col) if col == self.last_col.as_slice() => self.last_owner,
+                    Some(col) => {
+                        let o =
+                            owner_of_column(col, &mut self.modules).map_err(|e| LineFailure {
+                                line: self.lines,
+                                code: e.code(),
+                                msg: e.message().to_string(),
+                            })?;
+                        self.last_col.clear();
+                        self.last_col.extend_from_slice(col);
+                        self.last_owner = o;
+                        o
+                    }
+                };
+                let mut len = l.name.len() as u16;
+                let mut size = 0u32;
+                if let Some(s) = l.size {
+                    if s > 0 {
+                        size = s.min(SIZE_FAR as u64 - 1) as u32;
+                        len |= EXACT_BIT;
+                    }
+                }
+                let meta = Meta {
+                    name_off: (base + pos + l.name_start) as u32,
+                    size,
+                    len,
+                    owner,
+                    ty: l.ty,
+                };
+                (meta, l.addr, l.hash, next)
+            };
+            let key = (!is_absolute_type(meta.ty), addr);
+            if self.first_key.is_none() {
+                self.first_key = Some(key);
+            } else if key < self.last_key {
+                self.sorted = false;
+            }
+            self.last_key = key;
+            self.any_addr |= addr;
+            // The byte after the name (newline or TAB) becomes its NUL.
+            chunk[meta.name_off as usize - base + meta.name_len()] = 0;
+            self.addrs.push(addr);
+            self.meta.push(meta);
+            self.hashes.push(hash);
+            if let Some(index) = &mut self.index {
+                index.push(&self.hashes);
+            }
+            pos = next;
+        }
+        self.busy_ns += t0.elapsed().as_nanos() as u64;
+        Ok(())
+    }
+
+    /// Appends the entries of `next`, which parsed the text right after ours.
+    fn append(&mut self, next: Parser) -> Result<()> {
+        // Module ids and owner ids of `next` are its own: map them into ours.
+        let mut owner_map: Vec<OwnerId> = Vec::with_capacity(next.modules.owner_count());
+        for o in 0..next.modules.owner_count() {
+            let mods: Vec<ModId> = next
+                .modules
+                .owner_modules(o as OwnerId)
+                .iter()
+                .map(|&m| {
+                    if m == VMLINUX_MOD {
+                        Ok(VMLINUX_MOD)
+                    } else {
+                        let md = next.modules.module(m);
+                        self.modules.intern(md.name.to_bytes(), md.kind)
+                    }
+                })
+                .collect::<Result<_>>()?;
+            owner_map.push(self.modules.owner_of_set(&mods)?);
+        }
+        if let Some(first) = next.first_key {
+            if !next.sorted || (self.first_key.is_some() && first < self.last_key) {
+                self.sorted = false;
+            }
+            if self.first_key.is_none() {
+                self.first_key = Some(first);
+            }
+            self.last_key = next.last_key;
+        }
+        self.lines += next.lines;
+        self.any_addr |= next.any_addr;
+        self.busy_ns = self.busy_ns.max(next.busy_ns);
+        self.addrs.extend_from_slice(&next.addrs);
+        self.hashes.extend_from_slice(&next.hashes);
+        self.meta.extend(next.meta.iter().map(|m| Meta {
+            owner: owner_map[m.owner as usize],
+            ..*m
+        }));
+        Ok(())
+    }
+
+    fn finish(self, len: usize, read_ns: u64) -> Parsed {
+        Parsed {
+            addrs: self.addrs,
+            meta: self.meta,
+            hashes: self.hashes,
+            index: self.index,
+            modules: self.modules,
+            format: self.format,
+            lines: self.lines,
+            sorted: self.sorted,
+            any_addr: self.any_addr != 0,
+            len,
+            read_ns,
+            parse_ns: self.busy_ns,
+        }
+    }
+}
+
+fn owner_of_column(col: &[u8], modules: &mut ModuleSet) -> Result<OwnerId> {
+    let mut ids: Vec<ModId> = Vec::with_capacity(2);
+    for name in module_names(col) {
+        let kind = if is_pseudo_module(name) {
+            ModuleKind::Pseudo
+        } else {
+            ModuleKind::Loadable
+        };
+        ids.push(modules.intern(name, kind)?);
+    }
+    if ids.is_empty() {
+        // kallmodsyms `{object.o}` alone: a core-kernel symbol.
+        return Ok(VMLINUX_OWNER);
+    }
+    modules.owner_of_set(&ids)
+}
+
+/// Lines are at least 21 bytes in practice (`ADDR t x`); reserving for
+/// 1 line per 24 bytes costs only address space (the vectors are shrunk).
+fn expected_lines(bytes: usize) -> usize {
+    bytes / 24 + 16
+}
+
+/// The error for text that has no symbol at all.
+fn empty(source: &str) -> Error {
+    Error::format(format!("{source}: empty, no symbols"))
+}
+
+/// Below this, one thread parses a buffer (thread start-up would dominate).
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// Parses text already in `buf` (a newline is appended if the last line
+/// lacks one). Large buffers are parsed in two halves on two threads.
+pub(crate) fn parse_buffer(buf: &mut Vec<u8>, source: &str) -> Result<Parsed> {
+    if buf.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(empty(source));
+    }
+    if buf.last() != Some(&b'\n') {
+        buf.push(b'\n');
+    }
+    let format = Format::detect(buf);
+    let n = buf.len();
+    let mid = if n >= PARALLEL_MIN {
+        memchr::memchr(b'\n', &buf[n / 2..]).map_or(n, |i| n / 2 + i + 1)
+    } else {
+        n
+    };
+    let (a, b) = buf.split_at_mut(mid);
+    let mut pa = Parser::new(format, expected_lines(n))?;
+    if b.is_empty() {
+        pa.feed(a, 0).map_err(|f| f.into_error(source))?;
+        return Ok(pa.finish(n, 0));
+    }
+    let mut pb = Parser::new(format, expected_lines(b.len()))?;
+    let (ra, rb) = std::thread::scope(|s| {
+        let hb = s.spawn(|| pb.feed(b, mid));
+        let ra = pa.feed(a, 0);
+        (ra, hb.join())
+    });
+    ra.map_err(|f| f.into_error(source))?;
+    match rb {
+        Ok(Ok(())) => {}
+        Ok(Err(mut f)) => {
+            f.line += pa.lines;
+            return Err(f.into_error(source));
+        }
+        Err(_) => {
+            return Err(Error::new(
+                crate::error::INTERNAL,
+                "the parser thread panicked",
+            ))
+        }
+    }
+    pa.append(pb)?;
+    Ok(pa.finish(n, 0))
+}
+
+/// What is reserved when the size is unknown (procfs files report 0). The
+/// pages are not touched until read into; a larger file still works (the
+/// rest is read after the overlap).
+const UNKNOWN_SIZE_RESERVE: usize = 32 << 20;
+/// Lines of a typical /proc/kallsyms (the index grows past it).
+const EXPECTED_PROC_LINES: usize = 128 << 10;
+/// A parser wakes for at least this much new text.
+const BATCH: usize = 64 << 10;
+/// Largest single `read()` of a regular file, so that parsing starts early.
+const READ_SLICE: usize = 256 << 10;
+
+/// Reads `path` and parses it at the same time. Returns the text (names
+/// NUL-terminated in place, a newline appended if missing) and its columns.
+pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
+    let shown = path.display().to_string();
+    let t0 = Instant::now();
+    let mut f = File::open(path).map_err(|e| Error::io(&e, format!("cannot open {shown}")))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| Error::io(&e, format!("cannot stat {shown}")))?;
+    let hint = meta.len() as usize;
+    if meta.is_file() && hint > 0 {
+        let mut buf = read_regular(&mut f, hint)
+            .map_err(|e| Error::io(&e, format!("cannot read {shown}")))?;
+        let read_ns = t0.elapsed().as_nanos() as u64;
+        let mut parsed = parse_buffer(&mut buf, &shown)?;
+        parsed.read_ns = read_ns;
+        return Ok((buf, parsed));
+    }
+    let reserve = if hint > 0 {
+        hint + 64
+    } else {
+        UNKNOWN_SIZE_RESERVE
+    };
+    // Zeroed by the allocator's fresh pages, not by a memset.
+    let mut buf = vec![0u8; reserve];
+    crate::sys::advise_hugepages(&mut buf);
+    let read_err = |e: std::io::Error| Error::io(&e, format!("cannot read {shown}"));
+
+    // Read the first line whole: the format is recognised from it.
+    let mut filled = 0usize;
+    while memchr::memchr(b'\n', &buf[..filled]).is_none() && filled < buf.len() {
+        let end = buf.len().min(filled + READ_SLICE);
+        match f.read(&mut buf[filled..end]) {
+            Ok(0) => break,
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_err(e)),
+        }
+    }
+    let format = Format::detect(&buf[..filled]);
+    let mut parser = Parser::new(format, expected_lines(hint.max(filled)))?;
+    // The parser thread waits for the kernel most of the time: it indexes
+    // names as they come, leaving nothing but sizes to do after the last read.
+    parser.index = Some(NameIndex::incremental(EXPECTED_PROC_LINES));
+
+    // `sent`: bytes handed to the parser; `filled`: bytes read after them.
+    let mut sent = 0usize;
+    let mut eof = false;
+    let mut io_error = None;
+    let mut read_ns = 0u64;
+    let outcome = std::thread::scope(|s| {
+        let (tx, rx) = sync_channel::<(&mut [u8], usize)>(256);
+        let parser = &mut parser;
+        let worker = s.spawn(move || {
+            for (chunk, base) in rx {
+                parser.feed(chunk, base)?;
+            }
+            Ok::<(), LineFailure>(())
+        });
+        let mut region: &mut [u8] = &mut buf[..];
+        loop {
+            if filled >= BATCH || (eof && filled > 0) {
+                let cut = if eof {
+                    Some(filled - 1)
+                } else {
+                    memchr::memrchr(b'\n', &region[..filled])
+                };
+                if let Some(k) = cut {
+                    let (done, rest) = std::mem::take(&mut region).split_at_mut(k + 1);
+                    let len = done.len();
+                    if tx.send((done, sent)).is_err() {
+                        break; // the parser stopped on an error
+                    }
+                    region = rest;
+                    sent += len;
+                    filled -= len;
+                }
+            }
+            if eof || filled == region.len() {
+                break;
+            }
+            let end = region.len().min(filled + READ_SLICE);
+            match f.read(&mut region[filled..end]) {
+                Ok(0) => {
+                    eof = true;
+                    // A last line without its newline gets one.
+                    if filled > 0 && region[filled - 1] != b'\n' {
+                        if filled < region.len() {
+                            region[filled] = b'\n';
+                            filled += 1;
+                        } else {
+                            eof = false; // no room: finished below, after the overlap
+                            break;
+                        }
+                    }
+                }
+                Ok(k) => filled += k,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    io_error = Some(e);
+                    break;
+                }
+            }
+        }
+        read_ns = t0.elapsed().as_nanos() as u64;
+        drop(tx);
+        worker.join()
+    });
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(fail)) => {
+            if buf[..sent].iter().all(|b| b.is_ascii_whitespace()) {
+                return Err(empty(&shown));
+            }
+            return Err(fail.into_error(&shown));
+        }
+        Err(_) => {
+            return Err(Error::new(
+                crate::error::INTERNAL,
+                "the parser thread panicked",
+            ))
+        }
+    }
+    if let Some(e) = io_error {
+        return Err(read_err(e));
+    }
+    if !eof {
+        // The file outgrew the reservation: read the rest, then parse it.
+        buf.truncate(sent + filled);
+        f.read_to_end(&mut buf).map_err(read_err)?;
+        read_ns = t0.elapsed().as_nanos() as u64;
+        if buf.last() != Some(&b'\n') {
+            buf.push(b'\n');
+        }
+        let len = buf.len();
+        parser
+            .feed(&mut buf[sent..len], sent)
+            .map_err(|f| f.into_error(&shown))?;
+        sent = len;
+    }
+    buf.truncate(sent);
+    if parser.lines == 0 {
+        return Err(empty(&shown));
+    }
+    Ok((buf, parser.finish(sent, read_ns)))
+}
+
+/// Reads a regular file of `size` bytes: two halves by two threads with
+/// `pread` when it is large (the copy out of the page cache is the cost), a
+/// plain read otherwise or when the size changed under us. One spare byte
+/// of capacity is kept for a final newline.
+fn read_regular(f: &mut File, size: usize) -> std::io::Result<Vec<u8>> {
+    if size < PARALLEL_MIN {
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(size + 1)
+            .map_err(|_| std::io::Error::from(ErrorKind::OutOfMemory))?;
+        f.read_to_end(&mut buf)?;
+        return Ok(buf);
+    }
+    // Zeroed by fresh pages from the allocator (calloc), not by a memset:
+    // the two readers fault their own halves in.
+    let mut buf = vec![0u8; size + 1];
+    crate::sys::advise_hugepages(&mut buf);
+    buf.truncate(size);
+    let mid = size / 2;
+    let (a, b) = buf.split_at_mut(mid);
+    let file = &*f;
+    let (ra, rb) = std::thread::scope(|s| {
+        let hb = s.spawn(|| file.read_exact_at(b, mid as u64));
+        (file.read_exact_at(a, 0), hb.join())
+    });
+    let mut probe = [0u8; 1];
+    let complete = ra.is_ok()
+        && matches!(rb, Ok(Ok(())))
+        && matches!(file.read_at(&mut probe, size as u64), Ok(0));
+    if !complete {
+        // Shorter or longer than its size said (or a thread failed): start over.
+        buf.clear();
+        let mut f2 = file;
+        std::io::Seek::seek(&mut f2, std::io::SeekFrom::Start(0))?;
+        f2.read_to_end(&mut buf)?;
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::FORMAT;
+
+    fn sample(lines: usize) -> Vec<u8> {
+        let mut t = String::new();
+        for i in 0..lines {
+            if i % 1000 == 999 {
+                t += &format!("ffffffffc0{:06x} t m{i}\t[mod{}]\n", i, i % 3);
+            } else {
+                t += &format!("ffffffff81{:06x} T sym_{i}\n", i * 16);
+            }
+        }
+        t.into_bytes()
+    }
+
+    fn columns(p: &Parsed) -> Vec<(u64, u32, u16, Vec<u8>)> {
+        p.meta
+            .iter()
+            .zip(&p.addrs)
+            .map(|(m, &a)| {
+                let mods: Vec<u8> = p
+                    .modules
+                    .owner_modules(m.owner)
+                    .iter()
+                    .flat_map(|&x| p.modules.name(x).to_bytes().to_vec())
+                    .collect();
+                (a, m.name_off, m.len, mods)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn halves_and_single_thread_agree() {
+        let text = sample(60_000);
+        assert!(text.len() > PARALLEL_MIN);
+        let mut two = text.clone();
+        let p2 = parse_buffer(&mut two, "t").unwrap();
+        // One parser over the whole text, for reference.
+        let mut one = text.clone();
+        let mut p = Parser::new(Format::Kallsyms, 10).unwrap();
+        p.feed(&mut one, 0).map_err(|f| f.msg).unwrap();
+        let p1 = p.finish(one.len(), 0);
+        assert_eq!(p2.lines, 60_000);
+        assert_eq!(columns(&p1), columns(&p2));
+        assert_eq!(p1.hashes, p2.hashes);
+        assert_eq!(one, two, "the same NULs were written");
+        assert!(!p2.sorted, "module lines go back in address");
+    }
+
+    #[test]
+    fn error_line_numbers_count_both_halves() {
+        let mut text = sample(60_000);
+        // Break line 50,001 (in the second half).
+        let mut line = 0;
+        let mut at = 0;
+        for (i, &b) in text.iter().enumerate() {
+            if b == b'\n' {
+                line += 1;
+                if line == 50_000 {
+                    at = i + 1;
+                    break;
+                }
+            }
+        }
+        text[at] = b'X';
+        let e = parse_buffer(&mut text, "file").err().unwrap();
+        assert_eq!(e.code(), FORMAT);
+        assert!(e.message().starts_with("file:50001: malformed line"), "{e}");
+    }
+
+    #[test]
+    fn streaming_read_matches_buffer_parse() {
+        let dir = std::env::temp_dir().join(format!("ksym-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kallsyms");
+        let mut text = sample(30_000);
+        text.pop(); // no final newline
+        std::fs::write(&path, &text).unwrap();
+        let (buf, p) = read_and_parse(&path).unwrap();
+        let mut copy = text.clone();
+        let q = parse_buffer(&mut copy, "x").unwrap();
+        assert_eq!(buf, copy);
+        assert_eq!(columns(&p), columns(&q));
+        assert_eq!(p.len, text.len() + 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,21 @@
+//! libksym: kernel symbol lookup, `module`symbol` resolution and alias-aware
+//! relocation of BPF ELF objects, with a C ABI (`include/ksym.h`).
+//!
+//! The core (`kallsyms`, `modules`, `query`, `resolve`, `bpf`) is safe Rust
+//! and never sees a raw pointer; the `ffi` module alone converts pointers,
+//! catches panics and records the thread-local error.
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod cname;
+pub mod error;
+pub mod kallsyms;
+pub mod modules;
+pub mod query;
+mod sys;
+
+#[doc(hidden)]
+pub mod ffi;
+
+pub use error::{Error, Result};
+pub use kallsyms::{Lookup, Options, Symbol, Table};

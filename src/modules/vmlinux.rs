@@ -1,0 +1,70 @@
+//! Exact symbol sizes from a vmlinux ELF symbol table (read with `object`).
+//!
+//! Only the symbol table is used, so a vmlinux reduced with
+//! `objcopy --extract-symbol` works as well as the full debug image.
+
+use std::path::Path;
+
+use object::{Object, ObjectSymbol, SymbolKind};
+
+use crate::error::{Error, Result};
+use crate::kallsyms::read::read_file;
+
+/// One sized symbol of the ELF.
+#[derive(Clone, Debug)]
+pub struct ElfSym {
+    pub name: Vec<u8>,
+    pub value: u64,
+    pub size: u64,
+    pub global: bool,
+}
+
+/// The defined text and data symbols of a vmlinux.
+#[derive(Clone, Debug)]
+pub struct ElfSymbols {
+    /// The address of `_text` in the ELF (the KASLR slide is measured from it).
+    pub text: Option<u64>,
+    pub symbols: Vec<ElfSym>,
+}
+
+impl ElfSymbols {
+    pub fn read(path: &Path) -> Result<ElfSymbols> {
+        let data = read_file(path, 0)?;
+        Self::parse(&data).map_err(|e| e.context(path.display()))
+    }
+
+    pub fn parse(data: &[u8]) -> Result<ElfSymbols> {
+        let file = object::File::parse(data)
+            .map_err(|e| Error::format(format!("not a readable ELF file: {e}")))?;
+        if file.format() != object::BinaryFormat::Elf {
+            return Err(Error::format("not an ELF file"));
+        }
+        let mut text = None;
+        let mut symbols = Vec::new();
+        for s in file.symbols() {
+            let Ok(name) = s.name_bytes() else { continue };
+            if name.is_empty() || s.is_undefined() {
+                continue;
+            }
+            if name == b"_text" {
+                text = Some(s.address());
+            }
+            if !matches!(
+                s.kind(),
+                SymbolKind::Text | SymbolKind::Data | SymbolKind::Unknown
+            ) {
+                continue;
+            }
+            symbols.push(ElfSym {
+                name: name.to_vec(),
+                value: s.address(),
+                size: s.size(),
+                global: s.is_global(),
+            });
+        }
+        if symbols.is_empty() {
+            return Err(Error::format("no symbol table"));
+        }
+        Ok(ElfSymbols { text, symbols })
+    }
+}

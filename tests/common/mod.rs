@@ -1,0 +1,117 @@
+//! Helpers shared by the integration tests: the bundled real kernel data.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The bundled data set `name` (e.g. "linux-6.12-cloud/kallsyms"),
+/// decompressed from tests/data/NAME.gz.
+pub fn data(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(format!("{name}.gz"));
+    let f = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(f)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+/// The data set written to a file in a fresh temporary directory.
+pub fn data_file(name: &str) -> (TempDir, PathBuf) {
+    let dir = TempDir::new();
+    let path = dir.path().join(name.replace('/', "_"));
+    std::fs::write(&path, data(name)).unwrap();
+    (dir, path)
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "ksym-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// /proc/kallsyms when this process can read real addresses; otherwise
+/// `None`, after saying so on stderr (the caller reports a skip).
+pub fn live_kallsyms() -> Option<Vec<u8>> {
+    match std::fs::read("/proc/kallsyms") {
+        Ok(b)
+            if b.split(|&c| c == b'\n')
+                .take(50)
+                .any(|l| l.len() > 16 && l[..16].iter().any(|&c| c != b'0')) =>
+        {
+            Some(b)
+        }
+        Ok(_) => {
+            eprintln!(
+                "SKIP (live part): /proc/kallsyms hides addresses (kptr_restrict / CAP_SYSLOG)"
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("SKIP (live part): cannot read /proc/kallsyms: {e}");
+            None
+        }
+    }
+}
+
+/// One line of kallsyms as an independent, naive reader sees it.
+#[derive(Clone, Debug)]
+pub struct RefSym {
+    pub addr: u64,
+    pub ty: u8,
+    pub name: Vec<u8>,
+    /// "vmlinux" when the line has no module column.
+    pub module: Vec<u8>,
+    pub line: usize,
+}
+
+/// Splits kallsyms text with `split_whitespace`-style logic (no shared code
+/// with the library's parser).
+pub fn reference(text: &[u8]) -> Vec<RefSym> {
+    let s = String::from_utf8_lossy(text);
+    s.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let module = f
+                .get(3)
+                .map(|m| {
+                    m.trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .as_bytes()
+                        .to_vec()
+                })
+                .unwrap_or_else(|| b"vmlinux".to_vec());
+            RefSym {
+                addr: u64::from_str_radix(f[0], 16).unwrap(),
+                ty: f[1].as_bytes()[0],
+                name: f[2].as_bytes().to_vec(),
+                module,
+                line: i,
+            }
+        })
+        .collect()
+}
