@@ -1,7 +1,7 @@
 //! Turning kallsyms text into the table's columns, on both cores.
 //!
 //! A [`Parser`] is fed chunks of complete lines and appends one packed entry
-//! per line (address, [`Meta`], name hash), writing a NUL after every name in
+//! per line ([`Entry`] and name hash), writing a NUL after every name in
 //! place. Two drivers use it:
 //!
 //! - [`read_and_parse`] for files. /proc/kallsyms (size unknown) hands out
@@ -34,9 +34,12 @@ pub(crate) const EXACT_BIT: u16 = 0x8000;
 /// Stored size meaning "too large for 32 bits: compute it when asked".
 pub(crate) const SIZE_FAR: u32 = u32::MAX;
 
-/// The packed per-symbol record (16 bytes).
+/// The packed per-symbol record (24 bytes). The address and everything a
+/// result needs share one cache line: a lookup or symbolization that finds
+/// the record has all it needs.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Meta {
+pub(crate) struct Entry {
+    pub addr: u64,
     pub name_off: u32,
     pub size: u32,
     /// Name length; the high bit says the size is exact.
@@ -47,7 +50,7 @@ pub(crate) struct Meta {
     pub ty: u8,
 }
 
-impl Meta {
+impl Entry {
     #[inline]
     pub fn name_len(self) -> usize {
         (self.len & LEN_MASK) as usize
@@ -60,8 +63,7 @@ impl Meta {
 
 /// The columns parsing produces, in file order.
 pub(crate) struct Parsed {
-    pub addrs: Vec<u64>,
-    pub meta: Vec<Meta>,
+    pub entries: Vec<Entry>,
     pub hashes: Vec<u64>,
     /// The name index, when it was built while parsing (entries numbered in
     /// file order).
@@ -95,8 +97,7 @@ impl LineFailure {
 /// Accumulates entries from consecutive chunks of complete lines.
 struct Parser {
     format: Format,
-    addrs: Vec<u64>,
-    meta: Vec<Meta>,
+    entries: Vec<Entry>,
     hashes: Vec<u64>,
     /// Built as entries arrive (streaming), or after parsing (buffers).
     index: Option<NameIndex>,
@@ -116,8 +117,7 @@ impl Parser {
     fn new(format: Format, expected_lines: usize) -> Result<Parser> {
         let mut p = Parser {
             format,
-            addrs: Vec::new(),
-            meta: Vec::new(),
+            entries: Vec::new(),
             hashes: Vec::new(),
             index: None,
             modules: ModuleSet::new(),
@@ -130,9 +130,8 @@ impl Parser {
             last_owner: VMLINUX_OWNER,
             busy_ns: 0,
         };
-        p.addrs
+        p.entries
             .try_reserve(expected_lines)
-            .and_then(|_| p.meta.try_reserve(expected_lines))
             .and_then(|_| p.hashes.try_reserve(expected_lines))
             .map_err(|_| Error::nomem("parsing"))?;
         Ok(p)
@@ -188,7 +187,8 @@ impl Parser {
                         len |= EXACT_BIT;
                     }
                 }
-                let meta = Meta {
+                let meta = Entry {
+                    addr: l.addr,
                     name_off: (base + pos + l.name_start) as u32,
                     size,
                     len,
@@ -207,8 +207,7 @@ impl Parser {
             self.any_addr |= addr;
             // The byte after the name (newline or TAB) becomes its NUL.
             chunk[meta.name_off as usize - base + meta.name_len()] = 0;
-            self.addrs.push(addr);
-            self.meta.push(meta);
+            self.entries.push(meta);
             self.hashes.push(hash);
             if let Some(index) = &mut self.index {
                 index.push(&self.hashes);
@@ -251,9 +250,8 @@ impl Parser {
         self.lines += next.lines;
         self.any_addr |= next.any_addr;
         self.busy_ns = self.busy_ns.max(next.busy_ns);
-        self.addrs.extend_from_slice(&next.addrs);
         self.hashes.extend_from_slice(&next.hashes);
-        self.meta.extend(next.meta.iter().map(|m| Meta {
+        self.entries.extend(next.entries.iter().map(|m| Entry {
             owner: owner_map[m.owner as usize],
             ..*m
         }));
@@ -262,8 +260,7 @@ impl Parser {
 
     fn finish(self, len: usize, read_ns: u64) -> Parsed {
         Parsed {
-            addrs: self.addrs,
-            meta: self.meta,
+            entries: self.entries,
             hashes: self.hashes,
             index: self.index,
             modules: self.modules,
@@ -569,10 +566,10 @@ mod tests {
     }
 
     fn columns(p: &Parsed) -> Vec<(u64, u32, u16, Vec<u8>)> {
-        p.meta
+        p.entries
             .iter()
-            .zip(&p.addrs)
-            .map(|(m, &a)| {
+            .map(|m| {
+                let a = m.addr;
                 let mods: Vec<u8> = p
                     .modules
                     .owner_modules(m.owner)

@@ -1,16 +1,21 @@
 //! The table: one buffer holding the file, two packed arrays describing the
 //! symbols in address order, and a name index built once.
 //!
-//! Layout (for 122k symbols, 5.4 MB of text, about 1.7x the file in all):
+//! Layout (for 122k symbols, 5.4 MB of text, about 1.75x the file in all):
 //! - `buf`: the file as read; each name is NUL-terminated in place (the byte
 //!   after a name, a newline or TAB, is overwritten), so names are handed out
 //!   as C strings without a copy.
-//! - `addrs`: `u64` per symbol, sorted (absolute symbols first, then by
-//!   address, kernel order among equals): binary search for symbolization
-//!   touches only this array.
-//! - `meta`: 16 bytes per symbol: name offset and length, size (exact or
-//!   estimated), owner (module set), type letter.
-//! - `index`: `u32` per slot, at most half full (see [`NameIndex`]).
+//! - `entries`: one 24-byte [`Entry`] per symbol (address, name offset and
+//!   length, size, owner, type letter), sorted: absolute symbols first, then
+//!   by address, kernel order among equals.
+//! - `sample`: every 4th address, the cache-resident top level of the
+//!   address search; the last step reads one or two lines of `entries`,
+//!   which hold the answer.
+//! - `index`: `u32` per slot, at most half full (see [`NameIndex`]): a name
+//!   lookup reads a slot, the entry, and the name.
+//!
+//! Every call therefore costs two or three cache misses in series, which is
+//! what matters when the table (9 MB) does not fit the cache.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -19,7 +24,7 @@ use std::time::Instant;
 
 use super::hash::{hash, NameIndex};
 use super::line::{is_absolute_type, Format};
-use super::parse::{parse_buffer, read_and_parse, Meta, Parsed, EXACT_BIT, SIZE_FAR};
+use super::parse::{parse_buffer, read_and_parse, Entry, Parsed, EXACT_BIT, SIZE_FAR};
 use crate::cname::CName;
 use crate::error::{Error, Result, AMBIGUOUS, RESTRICTED};
 use crate::modules::{self, ModId, ModuleKind, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER};
@@ -30,8 +35,10 @@ pub const SYM_BUILTIN: u32 = 1;
 /// `ksym_symbol.flags`: the size is exact (vmlinux ELF or kallmodsyms).
 pub const SYM_SIZE_EXACT: u32 = 2;
 
-/// Stride of the address sample.
-const SAMPLE: usize = 16;
+/// Entries per sample of the address search.
+const SAMPLE: usize = 4;
+/// Samples per top-level key.
+const FANOUT: usize = 16;
 
 /// How far back symbolization looks for an enclosing symbol when the nearest
 /// one below an address has an exact size that ends before it.
@@ -151,14 +158,15 @@ impl Filter {
 /// The kernel symbol table. Immutable once built; `Sync`.
 pub struct Table {
     buf: Vec<u8>,
-    addrs: Vec<u64>,
-    meta: Vec<Meta>,
+    entries: Vec<Entry>,
     /// Absolute symbols are `0..n_abs`.
     n_abs: usize,
-    /// Every [`SAMPLE`]th address of `addrs[n_abs..]`: the top level of the
-    /// address search (60 KB for 122k symbols, cache-resident), so a lookup
-    /// touches only one or two lines of `addrs`.
+    /// Every [`SAMPLE`]th address of `entries[n_abs..]` (240 KB for 122k
+    /// symbols) and every [`FANOUT`]th of those (15 KB): with `entries`, a
+    /// three-level search tree whose top stays in L1 and whose lower levels
+    /// cost one or two cache lines each, read in parallel.
     sample: Vec<u64>,
+    top: Vec<u64>,
     index: NameIndex,
     modules: ModuleSet,
     /// (hash of the part before the first `.`, entry) of every name with a
@@ -217,8 +225,7 @@ impl Table {
     ) -> Result<Table> {
         let t0 = Instant::now();
         let Parsed {
-            mut addrs,
-            mut meta,
+            mut entries,
             mut hashes,
             index,
             mut modules,
@@ -241,7 +248,7 @@ impl Table {
             ));
         }
         if format == Format::Kallmodsyms {
-            classify_kallmodsyms_modules(&addrs, &meta, &buf, &mut modules);
+            classify_kallmodsyms_modules(&entries, &buf, &mut modules);
         }
         // Table order: absolute symbols first, then by address, kernel order
         // among equals. The core kernel part is already sorted; module
@@ -249,9 +256,11 @@ impl Table {
         let mut index = index;
         if !sorted {
             let mut order: Vec<u32> = (0..lines as u32).collect();
-            order.sort_by_key(|&i| (!is_absolute_type(meta[i as usize].ty), addrs[i as usize]));
-            addrs = order.iter().map(|&i| addrs[i as usize]).collect();
-            meta = order.iter().map(|&i| meta[i as usize]).collect();
+            order.sort_by_key(|&i| {
+                let e = &entries[i as usize];
+                (!is_absolute_type(e.ty), e.addr)
+            });
+            entries = order.iter().map(|&i| entries[i as usize]).collect();
             match &mut index {
                 Some(index) => {
                     let mut new_of = vec![0u32; lines];
@@ -263,7 +272,7 @@ impl Table {
                 None => hashes = order.iter().map(|&i| hashes[i as usize]).collect(),
             }
         }
-        let n_abs = meta.partition_point(|m| is_absolute_type(m.ty));
+        let n_abs = entries.partition_point(|m| is_absolute_type(m.ty));
         let index = match index {
             Some(index) => index,
             None => {
@@ -271,17 +280,21 @@ impl Table {
             }
         };
         drop(hashes);
-        addrs.shrink_to_fit();
-        meta.shrink_to_fit();
+        entries.shrink_to_fit();
         buf.shrink_to_fit();
 
-        let sample = addrs[n_abs..].iter().step_by(SAMPLE).copied().collect();
+        let sample: Vec<u64> = entries[n_abs..]
+            .iter()
+            .step_by(SAMPLE)
+            .map(|e| e.addr)
+            .collect();
+        let top = sample.iter().step_by(FANOUT).copied().collect();
         let mut table = Table {
             buf,
-            addrs,
-            meta,
+            entries,
             n_abs,
             sample,
+            top,
             index,
             modules,
             suggest: OnceLock::new(),
@@ -329,11 +342,11 @@ impl Table {
 
     /// Number of symbols (lines of the file).
     pub fn len(&self) -> usize {
-        self.addrs.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.addrs.is_empty()
+        self.entries.is_empty()
     }
 
     pub fn info(&self) -> &Info {
@@ -343,10 +356,9 @@ impl Table {
     /// Bytes of memory the table holds.
     pub fn memory(&self) -> usize {
         self.buf.capacity()
-            + self.addrs.capacity() * std::mem::size_of::<u64>()
-            + self.meta.capacity() * std::mem::size_of::<Meta>()
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
             + self.index.memory()
-            + self.sample.capacity() * std::mem::size_of::<u64>()
+            + (self.sample.capacity() + self.top.capacity()) * std::mem::size_of::<u64>()
             + self.modules.memory()
             + self.suggest.get().map_or(0, |s| s.capacity() * 16)
             + std::mem::size_of::<Table>()
@@ -356,33 +368,35 @@ impl Table {
 
     #[inline]
     fn name_bytes(&self, i: usize) -> &[u8] {
-        let m = self.meta[i];
+        let m = self.entries[i];
         let off = m.name_off as usize;
         &self.buf[off..off + m.name_len()]
     }
 
     #[inline]
     fn ty(&self, i: usize) -> u8 {
-        self.meta[i].ty
+        self.entries[i].ty
     }
 
     /// The entry's size: stored, or computed for a far next symbol.
     fn size_of(&self, i: usize) -> u64 {
-        let m = self.meta[i];
+        let m = self.entries[i];
         if m.size != SIZE_FAR || m.exact() {
             return m.size as u64;
         }
         let region = self.modules.region(m.owner);
-        let a = self.addrs[i];
+        let a = self.entries[i].addr;
         (i + 1..self.len())
-            .find(|&j| self.addrs[j] > a && self.modules.region(self.meta[j].owner) == region)
-            .map_or(0, |j| self.addrs[j] - a)
+            .find(|&j| {
+                self.entries[j].addr > a && self.modules.region(self.entries[j].owner) == region
+            })
+            .map_or(0, |j| self.entries[j].addr - a)
     }
 
     /// The entry as a [`Symbol`], reporting module `module` if given (a
     /// symbol can belong to several built-in modules), else its first.
     fn symbol(&self, i: usize, module: Option<ModId>) -> Symbol<'_> {
-        let m = self.meta[i];
+        let m = self.entries[i];
         let off = m.name_off as usize;
         // The parser wrote a NUL after every name.
         let name = CName::new(&self.buf[off..=off + m.name_len()]).unwrap_or(CName::from_cstr(c""));
@@ -395,7 +409,7 @@ impl Table {
             flags |= SYM_SIZE_EXACT;
         }
         Symbol {
-            addr: self.addrs[i],
+            addr: self.entries[i].addr,
             size: self.size_of(i),
             name,
             module: CName::from_cstr(self.modules.name(mid)),
@@ -429,7 +443,7 @@ impl Table {
             return;
         }
         self.index.candidates(hash(name), |i| {
-            if self.name_bytes(i) == name && self.accepts(filter, self.meta[i].owner) {
+            if self.name_bytes(i) == name && self.accepts(filter, self.entries[i].owner) {
                 f(i)
             }
         });
@@ -452,10 +466,10 @@ impl Table {
         self.for_each_named(q.name, filter, |i| match best {
             None => best = Some(i),
             Some(b) => {
-                if self.addrs[i] != self.addrs[b] {
+                if self.entries[i].addr != self.entries[b].addr {
                     distinct = true;
                 }
-                if (self.addrs[i], i) < (self.addrs[b], b) {
+                if (self.entries[i].addr, i) < (self.entries[b].addr, b) {
                     best = Some(i);
                 }
             }
@@ -480,7 +494,7 @@ impl Table {
         let filter = self.filter(&q);
         let mut hits = Vec::new();
         self.for_each_named(q.name, filter, |i| hits.push(i));
-        hits.sort_unstable_by_key(|&i| (self.addrs[i], i));
+        hits.sort_unstable_by_key(|&i| (self.entries[i].addr, i));
         let mut out: Vec<Symbol<'_>> = Vec::with_capacity(hits.len());
         for i in hits {
             let s = self.symbol(i, filter.module());
@@ -497,8 +511,8 @@ impl Table {
     fn ambiguity(&self, q: &Query, filter: Filter) -> Error {
         let mut hits = Vec::new();
         self.for_each_named(q.name, filter, |i| hits.push(i));
-        hits.sort_unstable_by_key(|&i| (self.addrs[i], i));
-        hits.dedup_by_key(|i| self.addrs[*i]);
+        hits.sort_unstable_by_key(|&i| (self.entries[i].addr, i));
+        hits.dedup_by_key(|i| self.entries[*i].addr);
         let shown: Vec<String> = hits
             .iter()
             .take(4)
@@ -534,7 +548,7 @@ impl Table {
     fn not_found(&self, q: &Query, filter: Filter) -> Error {
         let mut near: Vec<String> = Vec::new();
         let mut push = |table: &Table, i: usize, qualify: bool| {
-            let m = table.modules.primary(table.meta[i].owner);
+            let m = table.modules.primary(table.entries[i].owner);
             let name = String::from_utf8_lossy(table.name_bytes(i));
             let s = if qualify {
                 format!("`{}`{}`", table.modules.name(m).to_string_lossy(), name)
@@ -555,7 +569,7 @@ impl Table {
             self.for_each_named(base, filter, |i| push(self, i, qualified));
         }
         for i in self.suffixed_variants(base) {
-            if self.name_bytes(i) != q.name && self.accepts(filter, self.meta[i].owner) {
+            if self.name_bytes(i) != q.name && self.accepts(filter, self.entries[i].owner) {
                 push(self, i, qualified);
             }
         }
@@ -626,16 +640,7 @@ impl Table {
     /// the last symbol of a region (a loadable module, a pseudo-module, the
     /// core image), and, with exact sizes, in a gap between symbols.
     pub fn symbolize(&self, addr: u64) -> Result<(Symbol<'_>, u64)> {
-        let a = &self.addrs[self.n_abs..];
-        let block = self.sample.partition_point(|&x| x <= addr);
-        let p = if block == 0 {
-            0
-        } else {
-            // The answer is in this block: the next one starts above `addr`.
-            let lo = (block - 1) * SAMPLE;
-            let hi = (lo + SAMPLE).min(a.len());
-            lo + a[lo..hi].partition_point(|&x| x <= addr)
-        };
+        let p = self.count_at_or_below(addr);
         if p == 0 {
             return Err(Error::not_found(format!(
                 "{addr:#x} is below the lowest symbol of {}",
@@ -644,15 +649,15 @@ impl Table {
         }
         let top = self.n_abs + p - 1;
         let best = self.best_at(top, addr);
-        let m = self.meta[best];
-        let off = addr - self.addrs[best];
+        let m = self.entries[best];
+        let off = addr - self.entries[best].addr;
         let size = self.size_of(best);
         if m.exact() {
             if off < size || (off == 0 && size == 0) {
                 return Ok((self.symbol(best, None), off));
             }
             if let Some(i) = self.enclosing(top, addr) {
-                return Ok((self.symbol(i, None), addr - self.addrs[i]));
+                return Ok((self.symbol(i, None), addr - self.entries[i].addr));
             }
             let s = self.symbol(best, None);
             return Err(Error::not_found(format!(
@@ -673,11 +678,38 @@ impl Table {
         Ok((self.symbol(best, None), off))
     }
 
+    /// How many non-absolute entries have an address `<= addr` (the index,
+    /// from `n_abs`, of the first one above it). Each level narrows to one
+    /// block of the level below, whose keys are counted rather than
+    /// bisected, so its cache lines load in parallel.
+    #[inline]
+    fn count_at_or_below(&self, addr: u64) -> usize {
+        let t = self.top.partition_point(|&x| x <= addr);
+        if t == 0 {
+            return 0;
+        }
+        // Block `t - 1` of the sample holds the answer: the next starts above `addr`.
+        let lo = (t - 1) * FANOUT;
+        let hi = (lo + FANOUT).min(self.sample.len());
+        let s = lo
+            + self.sample[lo..hi]
+                .iter()
+                .map(|&x| (x <= addr) as usize)
+                .sum::<usize>();
+        let a = &self.entries[self.n_abs..];
+        let lo = (s - 1) * SAMPLE;
+        let hi = (lo + SAMPLE).min(a.len());
+        lo + a[lo..hi]
+            .iter()
+            .map(|e| (e.addr <= addr) as usize)
+            .sum::<usize>()
+    }
+
     /// The preferred entry among those at `addrs[top]`.
     fn best_at(&self, top: usize, addr: u64) -> usize {
-        let at = self.addrs[top];
+        let at = self.entries[top].addr;
         let mut lo = top;
-        while lo > self.n_abs && self.addrs[lo - 1] == at {
+        while lo > self.n_abs && self.entries[lo - 1].addr == at {
             lo -= 1;
         }
         if lo == top {
@@ -685,7 +717,7 @@ impl Table {
         }
         (lo..=top)
             .min_by_key(|&i| {
-                let m = self.meta[i];
+                let m = self.entries[i];
                 let outside =
                     m.exact() && addr - at >= m.size as u64 && !(addr == at && m.size == 0);
                 let local = self.ty(i).is_ascii_lowercase();
@@ -701,12 +733,12 @@ impl Table {
             .rev()
             .take(ENCLOSING_LOOKBACK)
             .filter(|&i| {
-                let m = self.meta[i];
-                m.exact() && addr - self.addrs[i] < m.size as u64
+                let m = self.entries[i];
+                m.exact() && addr - self.entries[i].addr < m.size as u64
             })
             .min_by_key(|&i| {
                 let local = self.ty(i).is_ascii_lowercase();
-                (std::cmp::Reverse(self.addrs[i]), local, i)
+                (std::cmp::Reverse(self.entries[i].addr), local, i)
             })
     }
 
@@ -735,7 +767,7 @@ impl Table {
             })
             .collect();
         let mut visit = |i: usize| -> ControlFlow<B> {
-            match owner_module[self.meta[i].owner as usize] {
+            match owner_module[self.entries[i].owner as usize] {
                 Some(m) => f(&self.symbol(i, Some(m))),
                 None => ControlFlow::Continue(()),
             }
@@ -783,14 +815,14 @@ impl Table {
     pub(crate) fn core_addr(&self, name: &[u8]) -> Option<u64> {
         let mut best: Option<usize> = None;
         self.for_each_named(name, Filter::Any, |i| {
-            if self.modules.region(self.meta[i].owner) == 0
+            if self.modules.region(self.entries[i].owner) == 0
                 && i >= self.n_abs
                 && best.is_none_or(|b| i < b)
             {
                 best = Some(i);
             }
         });
-        best.map(|i| self.addrs[i])
+        best.map(|i| self.entries[i].addr)
     }
 
     /// Attributes core symbols inside each built-in range to its modules.
@@ -819,11 +851,11 @@ impl Table {
                 let lo = base.wrapping_add(r.start);
                 let hi = base.wrapping_add(r.end);
                 let owner = owners[r.group];
-                let a = &self.addrs[self.n_abs..];
-                let mut i = self.n_abs + a.partition_point(|&x| x < lo);
-                while i < self.len() && self.addrs[i] < hi {
-                    if self.meta[i].owner == VMLINUX_OWNER {
-                        self.meta[i].owner = owner;
+                let a = &self.entries[self.n_abs..];
+                let mut i = self.n_abs + a.partition_point(|e| e.addr < lo);
+                while i < self.len() && self.entries[i].addr < hi {
+                    if self.entries[i].owner == VMLINUX_OWNER {
+                        self.entries[i].owner = owner;
                         claimed += 1;
                     }
                     i += 1;
@@ -866,9 +898,9 @@ impl Table {
             let mut found_name = false;
             let mut hit = None;
             self.for_each_named(&s.name, Filter::Any, |i| {
-                if self.modules.region(self.meta[i].owner) == 0 {
+                if self.modules.region(self.entries[i].owner) == 0 {
                     found_name = true;
-                    if self.addrs[i] == want && hit.is_none() {
+                    if self.entries[i].addr == want && hit.is_none() {
                         hit = Some(i);
                     }
                 }
@@ -895,8 +927,8 @@ impl Table {
             )));
         }
         for (i, size) in updates {
-            self.meta[i].size = size;
-            self.meta[i].len |= EXACT_BIT;
+            self.entries[i].size = size;
+            self.entries[i].len |= EXACT_BIT;
         }
         Ok(())
     }
@@ -913,8 +945,8 @@ impl Table {
         // Per region: (lowest address seen so far, the next distinct one above it).
         let mut state: Vec<Option<(u64, Option<u64>)>> = vec![None; self.modules.len()];
         for i in (self.n_abs..n).rev() {
-            let a = self.addrs[i];
-            let m = &mut self.meta[i];
+            let a = self.entries[i].addr;
+            let m = &mut self.entries[i];
             let st = &mut state[region[m.owner as usize]];
             let next = match *st {
                 None => {
@@ -936,12 +968,12 @@ impl Table {
         }
         // Counts and address ranges per owner, then per module.
         let mut per_owner: Vec<(usize, u64, u64)> = vec![(0, u64::MAX, 0); owners];
-        for (i, m) in self.meta.iter().enumerate() {
+        for (i, m) in self.entries.iter().enumerate() {
             let st = &mut per_owner[m.owner as usize];
             st.0 += 1;
             if i >= self.n_abs {
-                st.1 = st.1.min(self.addrs[i]);
-                st.2 = st.2.max(self.addrs[i]);
+                st.1 = st.1.min(self.entries[i].addr);
+                st.2 = st.2.max(self.entries[i].addr);
             }
         }
         for (o, &(count, lo, hi)) in per_owner.iter().enumerate() {
@@ -963,19 +995,19 @@ impl Table {
 
 /// In kallmodsyms, module names also mark built-in modules: a module whose
 /// symbols lie inside the kernel image (`_text` to `_end`) is built in.
-fn classify_kallmodsyms_modules(addrs: &[u64], meta: &[Meta], buf: &[u8], modules: &mut ModuleSet) {
+fn classify_kallmodsyms_modules(entries: &[Entry], buf: &[u8], modules: &mut ModuleSet) {
     let find = |name: &[u8]| {
-        meta.iter().zip(addrs).find_map(|(m, &a)| {
+        entries.iter().find_map(|m| {
             let off = m.name_off as usize;
-            (m.owner == VMLINUX_OWNER && &buf[off..off + m.name_len()] == name).then_some(a)
+            (m.owner == VMLINUX_OWNER && &buf[off..off + m.name_len()] == name).then_some(m.addr)
         })
     };
     let (Some(text), Some(end)) = (find(b"_text"), find(b"_end")) else {
         return;
     };
     let mut seen = vec![false; modules.owner_count()];
-    for (m, &a) in meta.iter().zip(addrs) {
-        let o = m.owner;
+    for m in entries {
+        let (o, a) = (m.owner, m.addr);
         if o != VMLINUX_OWNER && !seen[o as usize] && (text..=end).contains(&a) {
             seen[o as usize] = true;
             for &mid in modules.owner_modules(o).to_vec().iter() {
