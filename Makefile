@@ -1,0 +1,145 @@
+# libksym: build, install, test, bench, demo.
+#
+#   make                 build/libksym.so.$(VERSION) (+ .so.0, .so links), build/libksym.a,
+#                        build/ksym.pc, build/ksym (CLI)
+#   make test            everything CI checks (see README "Testing")
+#   make bench           the performance table (README "Performance")
+#   make demo            the CLI on this machine's kernel (or the bundled snapshot)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make header          regenerate include/ksym.h from src/ffi with cbindgen
+#   make bpf-objects     rebuild the committed BPF test objects (needs clang)
+
+VERSION     := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+MAJOR       := $(word 1,$(subst ., ,$(VERSION)))
+PREFIX      ?= /usr/local
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+BINDIR      ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR     ?=
+CARGO       ?= cargo
+CC          ?= cc
+CXX         ?= c++
+
+BUILD       := build
+TARGET      := target/release
+SONAME      := libksym.so.$(MAJOR)
+SOFILE      := libksym.so.$(VERSION)
+SOURCES     := $(shell find src -name '*.rs') Cargo.toml Cargo.lock build.rs
+CWARN       := -std=c99 -Wall -Wextra -Werror -pedantic
+STAGE       := $(abspath $(BUILD)/stage)
+
+.PHONY: all lib header check-header install uninstall test test-rust test-c test-exports \
+        bench demo bpf-objects clean testdata
+
+all: lib $(BUILD)/ksym $(BUILD)/ksym.pc testdata
+
+lib: $(BUILD)/$(SOFILE) $(BUILD)/libksym.a
+
+$(TARGET)/libksym.so $(TARGET)/libksym.a: $(SOURCES)
+	$(CARGO) build --release --lib
+	@touch $(TARGET)/libksym.so $(TARGET)/libksym.a
+
+$(BUILD)/$(SOFILE): $(TARGET)/libksym.so
+	@mkdir -p $(BUILD)
+	cp $< $@
+	ln -sf $(SOFILE) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libksym.so
+
+$(BUILD)/libksym.a: $(TARGET)/libksym.a
+	@mkdir -p $(BUILD)
+	cp $< $@
+
+# What a static link needs besides libksym.a: the libraries the Rust standard
+# library links (libksym's own dependencies add none), as rustc reports them.
+$(BUILD)/native-static-libs:
+	@mkdir -p $(BUILD)
+	echo 'pub fn f() {}' > $(BUILD)/empty.rs
+	rustc --edition 2021 --crate-type staticlib --crate-name empty -O \
+	    --print native-static-libs -o $(BUILD)/empty.a $(BUILD)/empty.rs 2>&1 \
+	    | sed -n 's/.*native-static-libs: //p' > $@
+	@test -s $@ || { echo "rustc printed no native-static-libs" >&2; rm -f $@; exit 1; }
+	@rm -f $(BUILD)/empty.rs $(BUILD)/empty.a
+
+define make_pc
+	sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' -e 's|@INCLUDEDIR@|$(3)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e "s|@LIBS_PRIVATE@|$$(cat $(BUILD)/native-static-libs)|" \
+	    pkgconfig/ksym.pc.in > $(4)
+endef
+
+$(BUILD)/ksym.pc: pkgconfig/ksym.pc.in $(BUILD)/native-static-libs Cargo.toml
+	$(call make_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR),$@)
+
+# The CLI links libksym statically: it runs from anywhere, installed or not.
+$(BUILD)/ksym: tools/ksym.c include/ksym.h $(BUILD)/libksym.a $(BUILD)/native-static-libs
+	$(CC) $(CWARN) -O2 -Iinclude -o $@ tools/ksym.c $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs)
+
+# Real kernel data (tests/data/*.gz) unpacked for the demo and the bench.
+testdata: $(BUILD)/testdata/.stamp
+$(BUILD)/testdata/.stamp: $(shell find tests/data -name '*.gz')
+	@for f in $$(cd tests/data && find . -name '*.gz'); do \
+	    mkdir -p $(BUILD)/testdata/$$(dirname $$f); \
+	    gzip -dc tests/data/$$f > $(BUILD)/testdata/$${f%.gz}; \
+	done
+	@touch $@
+
+header:
+	KSYM_HEADER_OUT=$(abspath include/ksym.h) $(CARGO) build --features generate-header
+
+check-header:
+	@mkdir -p $(BUILD)
+	KSYM_HEADER_OUT=$(abspath $(BUILD)/ksym.h.generated) $(CARGO) build --features generate-header
+	@diff -u include/ksym.h $(BUILD)/ksym.h.generated \
+	    || { echo "include/ksym.h is not what cbindgen generates from src/ffi: run 'make header'" >&2; exit 1; }
+	@echo "include/ksym.h matches the source"
+
+install: lib $(BUILD)/ksym $(BUILD)/native-static-libs
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(BUILD)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SOFILE)
+	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libksym.so
+	install -m 0644 $(BUILD)/libksym.a $(DESTDIR)$(LIBDIR)/libksym.a
+	install -m 0644 include/ksym.h $(DESTDIR)$(INCLUDEDIR)/ksym.h
+	install -m 0755 $(BUILD)/ksym $(DESTDIR)$(BINDIR)/ksym
+	$(call make_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR),$(DESTDIR)$(PKGCONFIGDIR)/ksym.pc)
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libksym.so \
+	      $(DESTDIR)$(LIBDIR)/libksym.a $(DESTDIR)$(INCLUDEDIR)/ksym.h $(DESTDIR)$(BINDIR)/ksym \
+	      $(DESTDIR)$(PKGCONFIGDIR)/ksym.pc
+
+# ---- tests -------------------------------------------------------------------
+
+test: test-rust check-header test-exports test-c
+	@echo "make test: all passed"
+
+test-rust:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test
+
+# Only ksym_* symbols may be exported by the shared library.
+test-exports: $(BUILD)/$(SOFILE)
+	@bad=$$(nm -D --defined-only $(BUILD)/$(SOFILE) | awk '{print $$3}' | grep -v '^ksym_' || true); \
+	if [ -n "$$bad" ]; then echo "exported symbols not named ksym_*:" >&2; echo "$$bad" >&2; exit 1; fi
+	@echo "exports: $$(nm -D --defined-only $(BUILD)/$(SOFILE) | wc -l) symbols, all ksym_*"
+	@readelf -d $(BUILD)/$(SOFILE) | grep -q "SONAME.*\[$(SONAME)\]" || { echo "soname is not $(SONAME)" >&2; exit 1; }
+	@echo "soname: $(SONAME)"
+
+# C tests against an installed copy found through pkg-config: plain, under
+# valgrind (no errors, no leaks) and built with ASan+UBSan.
+test-c: all
+	rm -rf $(STAGE)
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE) DESTDIR=
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig STAGE=$(STAGE) CC="$(CC)" CXX="$(CXX)" \
+	    KSYM_TESTDATA=$(abspath $(BUILD)/testdata) sh c-tests/run.sh
+
+bench: testdata
+	$(CARGO) bench --bench ksym_bench
+
+demo: all
+	sh tools/demo.sh $(BUILD)/ksym $(BUILD)/testdata
+
+clean:
+	rm -rf $(BUILD)
+	$(CARGO) clean

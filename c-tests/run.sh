@@ -1,0 +1,68 @@
+#!/bin/sh
+# Builds and runs the C tests against the copy of libksym installed in
+# $STAGE, found through pkg-config ($PKG_CONFIG_PATH), four ways:
+#   plain (shared library), under valgrind (no errors, no leaks),
+#   ASan+UBSan, and statically linked with `pkg-config --static`.
+# Also compiles the header as C++ and checks the .pc file.
+set -eu
+
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+OUT=${OUT:-build/c-tests}
+CFLAGS="-std=c99 -Wall -Wextra -Werror -pedantic -g -O1"
+mkdir -p "$OUT"
+
+cflags=$(pkg-config --cflags ksym)
+libs=$(pkg-config --libs ksym)
+libdir=$(pkg-config --variable=libdir ksym)
+static_libs=$(pkg-config --static --libs-only-l ksym | sed 's/-lksym//')
+echo "pkg-config: cflags '$cflags' libs '$libs' static '$static_libs' (version $(pkg-config --modversion ksym))"
+[ "$libdir" = "$STAGE/lib" ] || { echo "libdir is $libdir, expected $STAGE/lib" >&2; exit 1; }
+[ -f "$(pkg-config --variable=includedir ksym)/ksym.h" ] || { echo "ksym.h not installed" >&2; exit 1; }
+
+fail=0
+run() {
+    name=$1
+    shift
+    if "$@" > "$OUT/$name.log" 2>&1; then
+        echo "ok   $name ($(tail -n 1 "$OUT/$name.log"))"
+    else
+        echo "FAIL $name" >&2
+        cat "$OUT/$name.log" >&2
+        fail=1
+    fi
+}
+
+have_valgrind=1
+command -v valgrind > /dev/null 2>&1 || have_valgrind=0
+
+for src in c-tests/test_*.c; do
+    t=$(basename "$src" .c)
+    $CC $CFLAGS $cflags -o "$OUT/$t" "$src" $libs -lpthread -Wl,-rpath,"$libdir"
+    run "$t" "$OUT/$t"
+    if [ "$have_valgrind" = 1 ]; then
+        run "$t.valgrind" valgrind -q --error-exitcode=99 --leak-check=full \
+            --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect "$OUT/$t"
+    else
+        echo "SKIP $t.valgrind: valgrind is not installed" >&2
+        fail=1
+    fi
+    $CC $CFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+        $cflags -o "$OUT/$t.asan" "$src" $libs -lpthread -Wl,-rpath,"$libdir"
+    run "$t.asan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1 "$OUT/$t.asan"
+    $CC $CFLAGS $cflags -o "$OUT/$t.static" "$src" "$libdir/libksym.a" $static_libs -lpthread
+    if readelf -d "$OUT/$t.static" | grep -q 'libksym'; then
+        echo "FAIL $t.static links libksym.so" >&2
+        fail=1
+    fi
+    run "$t.static" "$OUT/$t.static"
+done
+
+for src in c-tests/test_*.cpp; do
+    t=$(basename "$src" .cpp)
+    $CXX -std=c++11 -Wall -Wextra -Werror -pedantic $cflags -o "$OUT/$t" "$src" $libs -Wl,-rpath,"$libdir"
+    run "$t" "$OUT/$t"
+done
+
+[ "$fail" = 0 ] && echo "C tests: all passed"
+exit $fail

@@ -1,0 +1,32 @@
+#!/bin/sh
+# `make demo`: the ksym CLI on this machine's kernel, or on the bundled
+# snapshot of one where /proc/kallsyms hides addresses.
+set -eu
+KSYM=$1
+DATA=$2
+
+K=/proc/kallsyms
+if ! head -n 50 /proc/kallsyms 2>/dev/null | grep -qv '^0000000000000000 '; then
+    K=$DATA/vm-6.18/kallsyms
+    echo "note: /proc/kallsyms hides addresses from this user (kptr_restrict / CAP_SYSLOG);"
+    echo "      showing the bundled snapshot of a 6.18 kernel instead: $K"
+fi
+
+show() {
+    echo
+    echo "\$ ksym $*"
+    "$KSYM" --kallsyms "$K" "$@" || true
+}
+
+show stat
+show lookup schedule 'vmlinux`_text' vfs_read
+show lookup does_not_exist vfs_read.constprop.0
+addr=$("$KSYM" --kallsyms "$K" lookup schedule | cut -d' ' -f1)
+show addr "$addr" "$(printf '%x' $((0x$addr + 0x10)))" 0
+show grep 'vfs_rea*'
+show modules
+echo
+echo "Data from distro kernels with modules (bundled): 6.12 with 32 modules loaded"
+K=$DATA/linux-6.12-cloud/kallsyms
+show lookup 'xfs`xfs_file_open' 'nf-tables`nft_register_chain_type' cleanup_module
+show grep 'nf_*`*chain_type*'
