@@ -26,6 +26,30 @@ impl<'a> Query<'a> {
         Ok(Query { module, name })
     }
 
+    /// Splits a query at its backtick without looking for whitespace: for
+    /// callers that validate with [`Query::parse`] when nothing matched (a
+    /// query with whitespace matches nothing). Empty parts and a second
+    /// backtick are still refused.
+    #[inline]
+    pub fn split(text: &'a [u8]) -> Result<Query<'a>> {
+        let Some(t) = memchr::memchr(b'`', text) else {
+            if text.is_empty() {
+                return Self::parse(text);
+            }
+            return Ok(Query {
+                module: None,
+                name: text,
+            });
+        };
+        if t == 0 || t + 1 == text.len() || memchr::memchr(b'`', &text[t + 1..]).is_some() {
+            return Self::parse(text);
+        }
+        Ok(Query {
+            module: Some(&text[..t]),
+            name: &text[t + 1..],
+        })
+    }
+
     /// True for `vmlinux`name`.
     pub fn is_vmlinux(&self) -> bool {
         self.module.is_some_and(|m| module_eq(m, VMLINUX))
@@ -87,8 +111,9 @@ fn bad_query(text: &[u8], what: &str, i: usize) -> Error {
 }
 
 /// Module names are equal when they are byte-equal after mapping `-` to `_`.
+#[inline]
 pub fn module_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| fold(x) == fold(y))
+    a == b || (a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| fold(x) == fold(y)))
 }
 
 /// The byte a module name compares as.
@@ -324,6 +349,23 @@ mod tests {
         assert_eq!(q.name, b"ext4_file_open");
         assert!(Query::parse(b"vmlinux`schedule").unwrap().is_vmlinux());
         assert!(!Query::parse(b"ext4`x").unwrap().is_vmlinux());
+    }
+
+    #[test]
+    fn split_agrees_with_parse_on_valid_queries() {
+        for q in [
+            &b"a"[..],
+            b"ext4`ext4_file_open",
+            b"vmlinux`x",
+            b"nf-tables`y",
+        ] {
+            assert_eq!(Query::split(q).unwrap(), Query::parse(q).unwrap());
+        }
+        for q in [&b""[..], b"`x", b"x`", b"a`b`c", b"``"] {
+            assert_eq!(Query::split(q).unwrap_err().code(), INVALID, "{q:?}");
+        }
+        // Whitespace is left to parse (a lookup re-checks when nothing matched).
+        assert!(Query::split(b"a b").is_ok());
     }
 
     #[test]

@@ -64,146 +64,177 @@ impl Hasher {
     }
 }
 
-/// Open-addressing index from names to entry numbers, built once.
+/// Open-addressing index from names to entries, built once.
 ///
-/// Each slot is a `u32`: 0 when empty, else `(tag << idx_bits) | (entry + 1)`
-/// where the tag is more bits of the hash, so that probing past other names
-/// rarely touches the entries. At most half the slots are used. The slots
-/// form `2^part_bits` independent sub-tables (the top bits of the hash pick
-/// one; probing wraps inside it), which lets two threads build the two
-/// halves at once, each in a part small enough for its core's cache.
-/// Every entry of a name (a name can have many) is found by probing up to
-/// the first empty slot.
+/// Each slot is a `u64`: 0 when empty, else the entry's name offset in the
+/// low half and `(tag << idx_bits) | (entry + 1)` in the high half, where the
+/// tag is more bits of the hash. A lookup reads the slot, then the name and
+/// the entry at once (both are known from the slot): two cache misses in
+/// series rather than three. Probing past other names rarely touches them
+/// (the tag). Linear probing at most 70% full, any table size (the slot is
+/// picked by multiplying, not masking). The slots form one or two
+/// independent parts (the top bit of the hash picks one; probing wraps
+/// inside it), so two threads can build the two halves at once. Every entry
+/// of a name (a name can have many) is found by probing up to the first
+/// empty slot.
 pub struct NameIndex {
-    slots: Box<[u32]>,
-    /// `64 - log2(slots.len())`: the slot is the top bits of the hash.
-    shift: u32,
-    /// Slots per sub-table, minus one.
-    part_mask: usize,
+    slots: Box<[u64]>,
+    /// 1 or 2.
+    parts: usize,
+    /// Slots of part 0 (part 1 has the rest).
+    part_len: usize,
     idx_bits: u32,
 }
 
 /// Below this many entries one thread builds the index.
 const PARALLEL_MIN: usize = 1 << 16;
 
+/// Slots for `n` entries: at most 70% full.
+fn capacity_for(n: usize) -> usize {
+    (n.max(4) * 10).div_ceil(7)
+}
+
 impl NameIndex {
-    /// Builds the index of entries whose name hashes are `hashes[i]`.
-    /// Returns `None` when memory cannot be allocated.
-    pub fn build(hashes: &[u64]) -> Option<NameIndex> {
+    fn empty(cap: usize, parts: usize) -> Option<NameIndex> {
+        // Zero pages from the allocator: the threads that fill the parts
+        // fault them in, in parallel, instead of a memset here.
+        let slots = vec![0u64; cap];
+        Some(NameIndex {
+            slots: slots.into_boxed_slice(),
+            parts,
+            part_len: cap / parts,
+            idx_bits: bits_for(cap + 1),
+        })
+    }
+
+    /// Builds the index of entries whose name hashes and name offsets are
+    /// `hashes[i]`, `name_off(i)`. `None` when memory cannot be allocated.
+    pub fn build(hashes: &[u64], name_off: impl Fn(usize) -> u32 + Sync) -> Option<NameIndex> {
         let n = hashes.len();
-        let cap = (n.max(4) * 2).next_power_of_two();
         let parts = if n >= PARALLEL_MIN { 2 } else { 1 };
-        let mut slots = Vec::new();
-        slots.try_reserve_exact(cap).ok()?;
-        slots.resize(cap, 0u32);
-        let idx_bits = bits_for(n + 1);
-        let shift = 64 - cap.trailing_zeros();
-        let part_len = cap / parts;
-        let part_mask = part_len - 1;
-        let fill = |part: usize, slots: &mut [u32]| {
+        let mut idx = Self::empty(capacity_for(n), parts)?;
+        let (part_len, idx_bits) = (idx.part_len, idx.idx_bits);
+        let fill = |part: usize, slots: &mut [u64]| {
+            let len = slots.len();
             for (i, &h) in hashes.iter().enumerate() {
-                let s = (h >> shift) as usize;
-                if s / part_len != part {
+                if Self::part_of(h, parts) != part {
                     continue;
                 }
-                let mut s = s & part_mask;
+                let mut s = Self::position(h, len);
                 while slots[s] != 0 {
-                    s = (s + 1) & part_mask;
+                    s = if s + 1 == len { 0 } else { s + 1 };
                 }
-                slots[s] = Self::slot_value(h, i, idx_bits);
+                slots[s] = Self::slot_value(h, i, name_off(i), idx_bits);
             }
         };
         if parts == 1 {
-            fill(0, &mut slots);
+            fill(0, &mut idx.slots);
         } else {
-            let (lo, hi) = slots.split_at_mut(part_len);
+            let (lo, hi) = idx.slots.split_at_mut(part_len);
             std::thread::scope(|s| {
                 s.spawn(|| fill(1, hi));
                 fill(0, lo);
             });
         }
-        Some(NameIndex {
-            slots: slots.into_boxed_slice(),
-            shift,
-            part_mask,
-            idx_bits,
-        })
+        Some(idx)
     }
 
     /// An empty single-part index with room for `expected` entries, to be
-    /// filled by [`NameIndex::push`] while parsing (entry numbers in order).
+    /// filled by [`NameIndex::push`] while parsing (entries in order).
     pub fn incremental(expected: usize) -> NameIndex {
-        let cap = (expected.max(4) * 2).next_power_of_two();
-        NameIndex {
-            slots: vec![0u32; cap].into_boxed_slice(),
-            shift: 64 - cap.trailing_zeros(),
-            part_mask: cap - 1,
-            idx_bits: cap.trailing_zeros(),
-        }
+        Self::empty(capacity_for(expected), 1).expect("index allocation")
     }
 
-    /// Adds entry `hashes.len() - 1`, whose hash is the last of `hashes`
-    /// (all entries so far). Doubles the table, rebuilding it from `hashes`,
-    /// when it would become more than half full.
+    /// Adds entry `hashes.len() - 1` (name at `name_off`), whose hash is the
+    /// last of `hashes`. Grows the table, rebuilding it with `name_offs`,
+    /// when it would become more than 70% full.
     #[inline]
-    pub fn push(&mut self, hashes: &[u64]) {
+    pub fn push(&mut self, hashes: &[u64], name_off: impl Fn(usize) -> u32) {
         let i = hashes.len() - 1;
-        if (i + 1) * 2 > self.slots.len() {
-            *self = Self::incremental(self.slots.len());
+        if capacity_for(i + 1) > self.slots.len() {
+            *self = Self::incremental(2 * (i + 1));
             for (j, &h) in hashes.iter().enumerate() {
-                self.insert(h, j);
+                self.insert(h, j, name_off(j));
             }
             return;
         }
-        self.insert(hashes[i], i);
+        self.insert(hashes[i], i, name_off(i));
     }
 
     #[inline(always)]
-    fn insert(&mut self, h: u64, i: usize) {
-        let mut s = (h >> self.shift) as usize;
-        while self.slots[s] != 0 {
-            s = (s + 1) & self.part_mask;
+    fn insert(&mut self, h: u64, i: usize, off: u32) {
+        let (base, len) = self.part_range(h);
+        let mut s = Self::position(h, len);
+        while self.slots[base + s] != 0 {
+            s = if s + 1 == len { 0 } else { s + 1 };
         }
-        self.slots[s] = Self::slot_value(h, i, self.idx_bits);
+        self.slots[base + s] = Self::slot_value(h, i, off, self.idx_bits);
     }
 
     /// Renumbers the entries: entry `i` becomes `new_of[i]`.
     pub fn renumber(&mut self, new_of: &[u32]) {
-        let m = self.idx_mask();
+        let m = self.idx_mask() as u64;
         for v in self.slots.iter_mut().filter(|v| **v != 0) {
-            let old = (*v & m) as usize - 1;
-            *v = (*v & !m) | (new_of[old] + 1);
+            let hi = *v >> 32;
+            let old = (hi & m) as usize - 1;
+            *v = (((hi & !m) | (new_of[old] as u64 + 1)) << 32) | (*v & 0xffff_ffff);
         }
     }
 
     #[inline(always)]
-    fn slot_value(h: u64, i: usize, idx_bits: u32) -> u32 {
+    fn part_of(h: u64, parts: usize) -> usize {
+        if parts == 2 {
+            (h >> 63) as usize
+        } else {
+            0
+        }
+    }
+
+    /// First slot and length of the part `h` belongs to.
+    #[inline(always)]
+    fn part_range(&self, h: u64) -> (usize, usize) {
+        if Self::part_of(h, self.parts) == 0 {
+            (0, self.part_len)
+        } else {
+            (self.part_len, self.slots.len() - self.part_len)
+        }
+    }
+
+    /// The home slot within a part of `len` slots (bits 32..63 of the hash).
+    #[inline(always)]
+    fn position(h: u64, len: usize) -> usize {
+        ((((h >> 32) as u32 & 0x7fff_ffff) as u64 * len as u64) >> 31) as usize
+    }
+
+    #[inline(always)]
+    fn slot_value(h: u64, i: usize, off: u32, idx_bits: u32) -> u64 {
         let tag = if idx_bits >= 32 {
             0
         } else {
             (h as u32) << idx_bits
         };
-        tag | (i as u32 + 1)
+        (((tag | (i as u32 + 1)) as u64) << 32) | off as u64
     }
 
-    /// Calls `f` with every entry whose name has hash `h` (and, rarely, a few
-    /// others whose tag collides: `f` must compare the name).
+    /// Calls `f(entry, name_off)` with every entry whose name has hash `h`
+    /// (and, rarely, a few others whose tag collides: `f` must compare the
+    /// name).
     #[inline]
-    pub fn candidates(&self, h: u64, mut f: impl FnMut(usize)) {
+    pub fn candidates(&self, h: u64, mut f: impl FnMut(usize, u32)) {
         let idx_mask = self.idx_mask();
-        let want_tag = Self::slot_value(h, 0, self.idx_bits) & !idx_mask;
-        let s0 = (h >> self.shift) as usize;
-        let base = s0 & !self.part_mask;
-        let mut s = s0 & self.part_mask;
+        let want_tag = (Self::slot_value(h, 0, 0, self.idx_bits) >> 32) as u32 & !idx_mask;
+        let (base, len) = self.part_range(h);
+        let mut s = Self::position(h, len);
         loop {
-            let v = self.slots[base | s];
+            let v = self.slots[base + s];
             if v == 0 {
                 return;
             }
-            if v & !idx_mask == want_tag {
-                f((v & idx_mask) as usize - 1);
+            let hi = (v >> 32) as u32;
+            if hi & !idx_mask == want_tag {
+                f((hi & idx_mask) as usize - 1, v as u32);
             }
-            s = (s + 1) & self.part_mask;
+            s = if s + 1 == len { 0 } else { s + 1 };
         }
     }
 
@@ -218,7 +249,7 @@ impl NameIndex {
 
     /// Bytes of memory held.
     pub fn memory(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<u32>()
+        self.slots.len() * std::mem::size_of::<u64>()
     }
 }
 
@@ -270,10 +301,11 @@ mod tests {
     fn index_finds_every_entry_of_every_name() {
         let names: Vec<String> = (0..5000).map(|i| format!("name{}", i % 1700)).collect();
         let hs: Vec<u64> = names.iter().map(|n| hash(n.as_bytes())).collect();
-        let idx = NameIndex::build(&hs).unwrap();
+        let idx = NameIndex::build(&hs, |i| i as u32 * 3).unwrap();
         for probe in ["name0", "name1699", "name42", "absent"] {
             let mut got = vec![];
-            idx.candidates(hash(probe.as_bytes()), |i| {
+            idx.candidates(hash(probe.as_bytes()), |i, off| {
+                assert_eq!(off, i as u32 * 3);
                 if names[i] == probe {
                     got.push(i)
                 }
@@ -286,6 +318,7 @@ mod tests {
         assert_eq!(bits_for(2), 1);
         assert_eq!(bits_for(3), 2);
         assert_eq!(bits_for(122_166), 17);
+        assert!(capacity_for(122_166) * 7 >= 122_166 * 10);
     }
 
     #[test]
@@ -293,11 +326,11 @@ mod tests {
         let n = PARALLEL_MIN * 2 + 17;
         let names: Vec<String> = (0..n).map(|i| format!("sym{}", i % (n / 3))).collect();
         let hs: Vec<u64> = names.iter().map(|n| hash(n.as_bytes())).collect();
-        let idx = NameIndex::build(&hs).unwrap();
+        let idx = NameIndex::build(&hs, |i| i as u32).unwrap();
         for k in [0usize, 1, 77, n / 3 - 1] {
             let probe = format!("sym{k}");
             let mut got = vec![];
-            idx.candidates(hash(probe.as_bytes()), |i| {
+            idx.candidates(hash(probe.as_bytes()), |i, _| {
                 if names[i] == probe {
                     got.push(i)
                 }
@@ -315,11 +348,11 @@ mod tests {
         let mut idx = NameIndex::incremental(10);
         for n in &names {
             hs.push(hash(n.as_bytes()));
-            idx.push(&hs);
+            idx.push(&hs, |i| i as u32 + 100);
         }
         let find = |idx: &NameIndex, names: &[String], probe: &str| {
             let mut got = vec![];
-            idx.candidates(hash(probe.as_bytes()), |i| {
+            idx.candidates(hash(probe.as_bytes()), |i, _| {
                 if names[i] == probe {
                     got.push(i)
                 }
@@ -328,6 +361,14 @@ mod tests {
             got
         };
         assert_eq!(find(&idx, &names, "n7"), vec![7, 1007, 2007]);
+        let mut offs = vec![];
+        idx.candidates(hash(b"n7"), |_, off| offs.push(off));
+        offs.sort();
+        assert_eq!(
+            offs,
+            vec![107, 1107, 2107],
+            "the name offsets travel with the entries"
+        );
         // Reverse the order of the entries.
         let new_of: Vec<u32> = (0..3000u32).map(|i| 2999 - i).collect();
         idx.renumber(&new_of);
@@ -337,9 +378,9 @@ mod tests {
 
     #[test]
     fn empty_index() {
-        let idx = NameIndex::build(&[]).unwrap();
+        let idx = NameIndex::build(&[], |_| 0).unwrap();
         let mut n = 0;
-        idx.candidates(hash(b"x"), |_| n += 1);
+        idx.candidates(hash(b"x"), |_, _| n += 1);
         assert_eq!(n, 0);
     }
 }

@@ -74,6 +74,8 @@ pub(crate) struct Parsed {
     /// Already in table order (absolute symbols first, then by address).
     pub sorted: bool,
     pub any_addr: bool,
+    /// Where the text starts in the buffer (a huge-page boundary for files).
+    pub base: usize,
     /// Bytes of text (with the newline appended to a last line without one).
     pub len: usize,
     pub read_ns: u64,
@@ -210,7 +212,8 @@ impl Parser {
             self.entries.push(meta);
             self.hashes.push(hash);
             if let Some(index) = &mut self.index {
-                index.push(&self.hashes);
+                let entries = &self.entries;
+                index.push(&self.hashes, |j| entries[j].name_off);
             }
             pos = next;
         }
@@ -258,7 +261,7 @@ impl Parser {
         Ok(())
     }
 
-    fn finish(self, len: usize, read_ns: u64) -> Parsed {
+    fn finish(self, base: usize, len: usize, read_ns: u64) -> Parsed {
         Parsed {
             entries: self.entries,
             hashes: self.hashes,
@@ -268,6 +271,7 @@ impl Parser {
             lines: self.lines,
             sorted: self.sorted,
             any_addr: self.any_addr != 0,
+            base,
             len,
             read_ns,
             parse_ns: self.busy_ns,
@@ -306,32 +310,32 @@ fn empty(source: &str) -> Error {
 /// Below this, one thread parses a buffer (thread start-up would dominate).
 const PARALLEL_MIN: usize = 1 << 20;
 
-/// Parses text already in `buf` (a newline is appended if the last line
-/// lacks one). Large buffers are parsed in two halves on two threads.
-pub(crate) fn parse_buffer(buf: &mut Vec<u8>, source: &str) -> Result<Parsed> {
-    if buf.iter().all(|b| b.is_ascii_whitespace()) {
+/// Parses the text in `buf[base..]` (a newline is appended if the last
+/// line lacks one). Large buffers are parsed in two halves on two threads.
+pub(crate) fn parse_buffer(buf: &mut Vec<u8>, base: usize, source: &str) -> Result<Parsed> {
+    if buf[base..].iter().all(|b| b.is_ascii_whitespace()) {
         return Err(empty(source));
     }
     if buf.last() != Some(&b'\n') {
         buf.push(b'\n');
     }
-    let format = Format::detect(buf);
-    let n = buf.len();
+    let format = Format::detect(&buf[base..]);
+    let n = buf.len() - base;
     let mid = if n >= PARALLEL_MIN {
-        memchr::memchr(b'\n', &buf[n / 2..]).map_or(n, |i| n / 2 + i + 1)
+        memchr::memchr(b'\n', &buf[base + n / 2..]).map_or(n, |i| n / 2 + i + 1)
     } else {
         n
     };
-    let (a, b) = buf.split_at_mut(mid);
+    let (a, b) = buf[base..].split_at_mut(mid);
     let mut pa = Parser::new(format, expected_lines(n))?;
     if b.is_empty() {
-        pa.feed(a, 0).map_err(|f| f.into_error(source))?;
-        return Ok(pa.finish(n, 0));
+        pa.feed(a, base).map_err(|f| f.into_error(source))?;
+        return Ok(pa.finish(base, n, 0));
     }
     let mut pb = Parser::new(format, expected_lines(b.len()))?;
     let (ra, rb) = std::thread::scope(|s| {
-        let hb = s.spawn(|| pb.feed(b, mid));
-        let ra = pa.feed(a, 0);
+        let hb = s.spawn(|| pb.feed(b, base + mid));
+        let ra = pa.feed(a, base);
         (ra, hb.join())
     });
     ra.map_err(|f| f.into_error(source))?;
@@ -349,7 +353,7 @@ pub(crate) fn parse_buffer(buf: &mut Vec<u8>, source: &str) -> Result<Parsed> {
         }
     }
     pa.append(pb)?;
-    Ok(pa.finish(n, 0))
+    Ok(pa.finish(base, n, 0))
 }
 
 /// What is reserved when the size is unknown (procfs files report 0). The
@@ -374,10 +378,10 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
         .map_err(|e| Error::io(&e, format!("cannot stat {shown}")))?;
     let hint = meta.len() as usize;
     if meta.is_file() && hint > 0 {
-        let mut buf = read_regular(&mut f, hint)
+        let (mut buf, base) = read_regular(&mut f, hint)
             .map_err(|e| Error::io(&e, format!("cannot read {shown}")))?;
         let read_ns = t0.elapsed().as_nanos() as u64;
-        let mut parsed = parse_buffer(&mut buf, &shown)?;
+        let mut parsed = parse_buffer(&mut buf, base, &shown)?;
         parsed.read_ns = read_ns;
         return Ok((buf, parsed));
     }
@@ -386,24 +390,27 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
     } else {
         UNKNOWN_SIZE_RESERVE
     };
-    // Zeroed by the allocator's fresh pages, not by a memset.
-    let mut buf = vec![0u8; reserve];
-    crate::sys::advise_hugepages(&mut buf);
+    // Zeroed by fresh pages, not by a memset; the text starts on a huge-page
+    // boundary, so the reader faults a few huge pages instead of 4 KiB ones.
+    let (mut buf, base) = crate::sys::huge_buffer(reserve);
     let read_err = |e: std::io::Error| Error::io(&e, format!("cannot read {shown}"));
 
     // Read the first line whole: the format is recognised from it.
     let mut filled = 0usize;
-    while memchr::memchr(b'\n', &buf[..filled]).is_none() && filled < buf.len() {
-        let end = buf.len().min(filled + READ_SLICE);
-        match f.read(&mut buf[filled..end]) {
+    let text = &mut buf[base..];
+    while memchr::memchr(b'\n', &text[..filled]).is_none() && filled < text.len() {
+        let end = text.len().min(filled + READ_SLICE);
+        match f.read(&mut text[filled..end]) {
             Ok(0) => break,
             Ok(k) => filled += k,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(read_err(e)),
         }
     }
-    let format = Format::detect(&buf[..filled]);
-    let mut parser = Parser::new(format, expected_lines(hint.max(filled)))?;
+    let format = Format::detect(&text[..filled]);
+    // Room for as many lines as the reservation can hold: address space
+    // only, and the vectors never move (a move would stall the reader).
+    let mut parser = Parser::new(format, expected_lines(reserve))?;
     // The parser thread waits for the kernel most of the time: it indexes
     // names as they come, leaving nothing but sizes to do after the last read.
     parser.index = Some(NameIndex::incremental(EXPECTED_PROC_LINES));
@@ -422,7 +429,7 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
             }
             Ok::<(), LineFailure>(())
         });
-        let mut region: &mut [u8] = &mut buf[..];
+        let mut region: &mut [u8] = &mut buf[base..];
         loop {
             if filled >= BATCH || (eof && filled > 0) {
                 let cut = if eof {
@@ -433,7 +440,7 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
                 if let Some(k) = cut {
                     let (done, rest) = std::mem::take(&mut region).split_at_mut(k + 1);
                     let len = done.len();
-                    if tx.send((done, sent)).is_err() {
+                    if tx.send((done, base + sent)).is_err() {
                         break; // the parser stopped on an error
                     }
                     region = rest;
@@ -474,7 +481,10 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(fail)) => {
-            if buf[..sent].iter().all(|b| b.is_ascii_whitespace()) {
+            if buf[base..base + sent]
+                .iter()
+                .all(|b| b.is_ascii_whitespace())
+            {
                 return Err(empty(&shown));
             }
             return Err(fail.into_error(&shown));
@@ -491,7 +501,7 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
     }
     if !eof {
         // The file outgrew the reservation: read the rest, then parse it.
-        buf.truncate(sent + filled);
+        buf.truncate(base + sent + filled);
         f.read_to_end(&mut buf).map_err(read_err)?;
         read_ns = t0.elapsed().as_nanos() as u64;
         if buf.last() != Some(&b'\n') {
@@ -499,36 +509,34 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
         }
         let len = buf.len();
         parser
-            .feed(&mut buf[sent..len], sent)
+            .feed(&mut buf[base + sent..len], base + sent)
             .map_err(|f| f.into_error(&shown))?;
-        sent = len;
+        sent = len - base;
     }
-    buf.truncate(sent);
+    buf.truncate(base + sent);
     if parser.lines == 0 {
         return Err(empty(&shown));
     }
-    Ok((buf, parser.finish(sent, read_ns)))
+    Ok((buf, parser.finish(base, sent, read_ns)))
 }
 
-/// Reads a regular file of `size` bytes: two halves by two threads with
-/// `pread` when it is large (the copy out of the page cache is the cost), a
-/// plain read otherwise or when the size changed under us. One spare byte
-/// of capacity is kept for a final newline.
-fn read_regular(f: &mut File, size: usize) -> std::io::Result<Vec<u8>> {
+/// Reads a regular file of `size` bytes into `buf[base..]`: two halves by
+/// two threads with `pread` when it is large (the copy out of the page cache
+/// and the page faults are the cost), a plain read otherwise or when the
+/// size changed under us. Returns the buffer and `base`.
+fn read_regular(f: &mut File, size: usize) -> std::io::Result<(Vec<u8>, usize)> {
     if size < PARALLEL_MIN {
         let mut buf = Vec::new();
         buf.try_reserve_exact(size + 1)
             .map_err(|_| std::io::Error::from(ErrorKind::OutOfMemory))?;
         f.read_to_end(&mut buf)?;
-        return Ok(buf);
+        return Ok((buf, 0));
     }
-    // Zeroed by fresh pages from the allocator (calloc), not by a memset:
-    // the two readers fault their own halves in.
-    let mut buf = vec![0u8; size + 1];
-    crate::sys::advise_hugepages(&mut buf);
-    buf.truncate(size);
+    // One spare byte for a final newline.
+    let (mut buf, base) = crate::sys::huge_buffer(size + 1);
+    buf.truncate(base + size);
     let mid = size / 2;
-    let (a, b) = buf.split_at_mut(mid);
+    let (a, b) = buf[base..].split_at_mut(mid);
     let file = &*f;
     let (ra, rb) = std::thread::scope(|s| {
         let hb = s.spawn(|| file.read_exact_at(b, mid as u64));
@@ -540,12 +548,12 @@ fn read_regular(f: &mut File, size: usize) -> std::io::Result<Vec<u8>> {
         && matches!(file.read_at(&mut probe, size as u64), Ok(0));
     if !complete {
         // Shorter or longer than its size said (or a thread failed): start over.
-        buf.clear();
+        buf.truncate(base);
         let mut f2 = file;
         std::io::Seek::seek(&mut f2, std::io::SeekFrom::Start(0))?;
         f2.read_to_end(&mut buf)?;
     }
-    Ok(buf)
+    Ok((buf, base))
 }
 
 #[cfg(test)]
@@ -586,12 +594,12 @@ mod tests {
         let text = sample(60_000);
         assert!(text.len() > PARALLEL_MIN);
         let mut two = text.clone();
-        let p2 = parse_buffer(&mut two, "t").unwrap();
+        let p2 = parse_buffer(&mut two, 0, "t").unwrap();
         // One parser over the whole text, for reference.
         let mut one = text.clone();
         let mut p = Parser::new(Format::Kallsyms, 10).unwrap();
         p.feed(&mut one, 0).map_err(|f| f.msg).unwrap();
-        let p1 = p.finish(one.len(), 0);
+        let p1 = p.finish(0, one.len(), 0);
         assert_eq!(p2.lines, 60_000);
         assert_eq!(columns(&p1), columns(&p2));
         assert_eq!(p1.hashes, p2.hashes);
@@ -615,7 +623,7 @@ mod tests {
             }
         }
         text[at] = b'X';
-        let e = parse_buffer(&mut text, "file").err().unwrap();
+        let e = parse_buffer(&mut text, 0, "file").err().unwrap();
         assert_eq!(e.code(), FORMAT);
         assert!(e.message().starts_with("file:50001: malformed line"), "{e}");
     }
@@ -630,9 +638,16 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let (buf, p) = read_and_parse(&path).unwrap();
         let mut copy = text.clone();
-        let q = parse_buffer(&mut copy, "x").unwrap();
-        assert_eq!(buf, copy);
-        assert_eq!(columns(&p), columns(&q));
+        let q = parse_buffer(&mut copy, 0, "x").unwrap();
+        assert_eq!(buf[p.base..], copy[..]);
+        // The same entries, the names at the same place in the text.
+        let shift =
+            |c: Vec<(u64, u32, u16, Vec<u8>)>, by: usize| -> Vec<(u64, u32, u16, Vec<u8>)> {
+                c.into_iter()
+                    .map(|(a, off, l, m)| (a, off - by as u32, l, m))
+                    .collect()
+            };
+        assert_eq!(shift(columns(&p), p.base), columns(&q));
         assert_eq!(p.len, text.len() + 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -28,7 +28,7 @@ use super::parse::{parse_buffer, read_and_parse, Entry, Parsed, EXACT_BIT, SIZE_
 use crate::cname::CName;
 use crate::error::{Error, Result, AMBIGUOUS, RESTRICTED};
 use crate::modules::{self, ModId, ModuleKind, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER};
-use crate::query::{Pattern, Query};
+use crate::query::{normalize_module, Pattern, Query};
 
 /// `ksym_symbol.flags`: the module is built into the kernel.
 pub const SYM_BUILTIN: u32 = 1;
@@ -157,7 +157,10 @@ impl Filter {
 
 /// The kernel symbol table. Immutable once built; `Sync`.
 pub struct Table {
+    /// The text is `buf[base..]` (`base` puts it on a huge-page boundary; the
+    /// bytes before it are never touched).
     buf: Vec<u8>,
+    base: usize,
     entries: Vec<Entry>,
     /// Absolute symbols are `0..n_abs`.
     n_abs: usize,
@@ -208,7 +211,7 @@ impl Table {
         buf.try_reserve_exact(data.len() + 1)
             .map_err(|_| Error::nomem("copying the buffer"))?;
         buf.extend_from_slice(data);
-        let parsed = parse_buffer(&mut buf, &source)?;
+        let parsed = parse_buffer(&mut buf, 0, &source)?;
         let ranges = opts
             .builtin_ranges_path
             .clone()
@@ -233,6 +236,7 @@ impl Table {
             lines,
             sorted,
             any_addr,
+            base,
             len: file_bytes,
             read_ns,
             parse_ns,
@@ -275,9 +279,8 @@ impl Table {
         let n_abs = entries.partition_point(|m| is_absolute_type(m.ty));
         let index = match index {
             Some(index) => index,
-            None => {
-                NameIndex::build(&hashes).ok_or_else(|| Error::nomem("building the name index"))?
-            }
+            None => NameIndex::build(&hashes, |i| entries[i].name_off)
+                .ok_or_else(|| Error::nomem("building the name index"))?,
         };
         drop(hashes);
         entries.shrink_to_fit();
@@ -291,6 +294,7 @@ impl Table {
         let top = sample.iter().step_by(FANOUT).copied().collect();
         let mut table = Table {
             buf,
+            base,
             entries,
             n_abs,
             sample,
@@ -355,7 +359,7 @@ impl Table {
 
     /// Bytes of memory the table holds.
     pub fn memory(&self) -> usize {
-        self.buf.capacity()
+        self.buf.capacity() - self.base
             + self.entries.capacity() * std::mem::size_of::<Entry>()
             + self.index.memory()
             + (self.sample.capacity() + self.top.capacity()) * std::mem::size_of::<u64>()
@@ -442,8 +446,14 @@ impl Table {
         if filter == Filter::Unknown {
             return;
         }
-        self.index.candidates(hash(name), |i| {
-            if self.name_bytes(i) == name && self.accepts(filter, self.entries[i].owner) {
+        self.index.candidates(hash(name), |i, off| {
+            // The entry's load is issued before the name is compared: the
+            // two cache misses overlap.
+            let owner = self.entries[i].owner;
+            let off = off as usize;
+            let same = self.buf.get(off..off + name.len()) == Some(name)
+                && self.buf.get(off + name.len()) == Some(&0);
+            if same && self.accepts(filter, owner) {
                 f(i)
             }
         });
@@ -454,8 +464,16 @@ impl Table {
     /// Looks up `name`, `module`name` or `vmlinux`name` exactly (`foo` does
     /// not match `foo.cold` or `__pfx_foo`).
     pub fn lookup(&self, query: &[u8]) -> Result<Lookup<'_>> {
-        let q = Query::parse(query)?;
-        self.lookup_query(&q)
+        // Whitespace is checked only when nothing matched: no name or module
+        // of the table contains any, so a query with some cannot match.
+        let q = Query::split(query)?;
+        match self.lookup_query(&q) {
+            Err(e) if e.code() == crate::error::NOT_FOUND => {
+                Query::parse(query)?;
+                Err(e)
+            }
+            r => r,
+        }
     }
 
     /// [`Table::lookup`] for a parsed query.
@@ -830,9 +848,14 @@ impl Table {
         let mut owners: Vec<OwnerId> = Vec::with_capacity(ranges.groups.len());
         let mut claimed = 0usize;
         for g in &ranges.groups {
+            // Named as the kernel names modules (KBUILD_MODNAME: `-` as `_`).
             let mods: Vec<ModId> = g
                 .iter()
-                .filter_map(|name| self.modules.intern(name, ModuleKind::Builtin).ok())
+                .filter_map(|name| {
+                    self.modules
+                        .intern(&normalize_module(name), ModuleKind::Builtin)
+                        .ok()
+                })
                 .collect();
             owners.push(self.modules.owner_of_set(&mods).unwrap_or(VMLINUX_OWNER));
         }
@@ -851,8 +874,13 @@ impl Table {
                 let lo = base.wrapping_add(r.start);
                 let hi = base.wrapping_add(r.end);
                 let owner = owners[r.group];
-                let a = &self.entries[self.n_abs..];
-                let mut i = self.n_abs + a.partition_point(|e| e.addr < lo);
+                // The first entry at or above `lo`, through the cache-resident levels.
+                let mut i = self.n_abs
+                    + if lo == 0 {
+                        0
+                    } else {
+                        self.count_at_or_below(lo - 1)
+                    };
                 while i < self.len() && self.entries[i].addr < hi {
                     if self.entries[i].owner == VMLINUX_OWNER {
                         self.entries[i].owner = owner;
@@ -937,43 +965,37 @@ impl Table {
     /// next distinct address in the same region, 0 for a region's last
     /// symbol), and the per-module counts and address ranges.
     fn finish_sizes_and_modules(&mut self) {
-        let n = self.len();
+        const NONE: u64 = u64::MAX;
         let owners = self.modules.owner_count();
         let region: Vec<usize> = (0..owners)
             .map(|o| self.modules.region(o as OwnerId))
             .collect();
-        // Per region: (lowest address seen so far, the next distinct one above it).
-        let mut state: Vec<Option<(u64, Option<u64>)>> = vec![None; self.modules.len()];
-        for i in (self.n_abs..n).rev() {
-            let a = self.entries[i].addr;
-            let m = &mut self.entries[i];
-            let st = &mut state[region[m.owner as usize]];
-            let next = match *st {
-                None => {
-                    *st = Some((a, None));
-                    None
-                }
-                Some((cur, nx)) if a == cur => nx,
-                Some((cur, _)) => {
-                    *st = Some((a, Some(cur)));
-                    Some(cur)
-                }
-            };
-            if !m.exact() {
-                m.size = match next {
-                    None => 0,
-                    Some(nx) => u32::try_from(nx - a).unwrap_or(SIZE_FAR),
-                };
-            }
-        }
-        // Counts and address ranges per owner, then per module.
+        // Per region, walking down: the lowest address seen so far and the
+        // next distinct one above it (NONE: not yet).
+        let mut cur = vec![NONE; self.modules.len()];
+        let mut next = vec![NONE; self.modules.len()];
+        // Per owner: symbols, lowest and highest address.
         let mut per_owner: Vec<(usize, u64, u64)> = vec![(0, u64::MAX, 0); owners];
-        for (i, m) in self.entries.iter().enumerate() {
-            let st = &mut per_owner[m.owner as usize];
+        let n_abs = self.n_abs;
+        for (i, e) in self.entries.iter_mut().enumerate().rev() {
+            let st = &mut per_owner[e.owner as usize];
             st.0 += 1;
-            if i >= self.n_abs {
-                st.1 = st.1.min(self.entries[i].addr);
-                st.2 = st.2.max(self.entries[i].addr);
+            if i < n_abs {
+                continue;
+            }
+            let a = e.addr;
+            st.1 = st.1.min(a);
+            st.2 = st.2.max(a);
+            let r = region[e.owner as usize];
+            if a != cur[r] {
+                next[r] = cur[r];
+                cur[r] = a;
+            }
+            if !e.exact() {
+                e.size = match next[r] {
+                    NONE => 0,
+                    nx => u32::try_from(nx - a).unwrap_or(SIZE_FAR),
+                };
             }
         }
         for (o, &(count, lo, hi)) in per_owner.iter().enumerate() {

@@ -14,9 +14,11 @@ pub mod vmlinux;
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
-use crate::query::{normalize_module, VMLINUX};
+use crate::kallsyms::hash::hash;
+use crate::query::{fold, module_eq, normalize_module, VMLINUX};
 
 /// Module id.
 pub type ModId = u16;
@@ -73,7 +75,47 @@ pub struct ModuleSet {
     keys: Vec<Vec<u8>>,
     owners: Vec<Box<[ModId]>>,
     by_key: HashMap<Vec<u8>, ModId>,
+    /// The same, keyed by [`folded_hash`] for lookups that must not allocate
+    /// (a qualified name lookup costs what a plain one does). A 64-bit
+    /// collision is checked by comparing the names.
+    by_hash: HashMap<u64, ModId, BuildHasherDefault<Identity>>,
     by_set: HashMap<Box<[ModId]>, OwnerId>,
+}
+
+/// The hash of a module name as it compares (`-` as `_`), without allocating.
+#[inline]
+fn folded_hash(name: &[u8]) -> u64 {
+    if memchr::memchr(b'-', name).is_none() {
+        // Already in the folded form (the usual case: the kernel writes `_`).
+        return hash(name);
+    }
+    let mut buf = [0u8; 64];
+    if name.len() <= buf.len() {
+        for (d, &s) in buf.iter_mut().zip(name) {
+            *d = fold(s);
+        }
+        hash(&buf[..name.len()])
+    } else {
+        hash(&normalize_module(name))
+    }
+}
+
+/// Hasher for keys that are hashes already.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
 }
 
 impl Default for ModuleSet {
@@ -89,6 +131,7 @@ impl ModuleSet {
             keys: Vec::new(),
             owners: Vec::new(),
             by_key: HashMap::new(),
+            by_hash: HashMap::default(),
             by_set: HashMap::new(),
         };
         let m = s.push(VMLINUX, ModuleKind::Vmlinux);
@@ -102,6 +145,7 @@ impl ModuleSet {
         let id = self.modules.len() as ModId;
         let key = normalize_module(name);
         self.by_key.insert(key.clone(), id);
+        self.by_hash.entry(folded_hash(name)).or_insert(id);
         self.keys.push(key);
         self.modules.push(Module {
             // Names were checked for NUL by the parsers.
@@ -153,8 +197,14 @@ impl ModuleSet {
     }
 
     /// Module id by name (`-` and `_` equal).
+    #[inline]
     pub fn find(&self, name: &[u8]) -> Option<ModId> {
-        self.by_key.get(&normalize_module(name)).copied()
+        match self.by_hash.get(&folded_hash(name)) {
+            Some(&m) if module_eq(&self.keys[m as usize], name) => Some(m),
+            // Absent, or a 64-bit collision with another name.
+            Some(_) => self.by_key.get(&normalize_module(name)).copied(),
+            None => None,
+        }
     }
 
     /// The modules of an owner.
@@ -231,7 +281,7 @@ impl ModuleSet {
             + 2 * keys
             + 2 * owners
             + self.owners.capacity() * 16
-            + (self.by_key.capacity() + self.by_set.capacity()) * 40
+            + (self.by_key.capacity() + self.by_set.capacity() + self.by_hash.capacity()) * 40
     }
 }
 
