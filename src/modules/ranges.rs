@@ -14,6 +14,7 @@
 //! ascending order within a section. The base comes from the anchor
 //! symbol's address in kallsyms, so KASLR does not matter.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -71,8 +72,16 @@ impl Ranges {
             sections: Vec::new(),
             groups: Vec::new(),
         };
+        // Module lists as written (borrowed from `data`) -> group.
+        let mut group_of: HashMap<&[u8], usize> = HashMap::new();
+        let mut fields: Vec<&[u8]> = Vec::with_capacity(8);
         for (n, line) in data.split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(|b| b.is_ascii_whitespace()) {
+            fields.clear();
+            fields.extend(
+                line.split(|b| b.is_ascii_whitespace())
+                    .filter(|f| !f.is_empty()),
+            );
+            if fields.is_empty() {
                 continue;
             }
             let err = |why: &str| {
@@ -83,11 +92,14 @@ impl Ranges {
                     String::from_utf8_lossy(&line[..line.len().min(100)])
                 ))
             };
-            let mut fields = line
-                .split(|b| b.is_ascii_whitespace())
-                .filter(|f| !f.is_empty());
-            let sec = fields.next().ok_or_else(|| err("missing section"))?;
-            let span = fields.next().ok_or_else(|| err("missing START-END"))?;
+            if fields.len() < 3 {
+                return Err(err(if fields.len() == 1 {
+                    "missing START-END"
+                } else {
+                    "no module name"
+                }));
+            }
+            let (sec, span, rest) = (fields[0], fields[1], &fields[2..]);
             let dash = span
                 .iter()
                 .position(|&b| b == b'-')
@@ -97,11 +109,8 @@ impl Ranges {
             if end < start {
                 return Err(err("END below START"));
             }
-            let rest: Vec<&[u8]> = fields.collect();
-            if rest.is_empty() {
-                return Err(err("no module name"));
-            }
-            let si = match out.sections.iter().position(|s| s.name == sec) {
+            // Sections are few and their lines come together: the last one first.
+            let si = match out.sections.iter().rposition(|s| s.name == sec) {
                 Some(i) => i,
                 None => {
                     out.sections.push(Section {
@@ -136,26 +145,30 @@ impl Ranges {
                 // Empty range: nothing to attribute.
                 continue;
             }
-            let names: Vec<Vec<u8>> = rest.iter().map(|m| m.to_vec()).collect();
-            let group = match out.groups.iter().position(|g| *g == names) {
-                Some(g) => g,
-                None => {
-                    out.groups.push(names);
-                    out.groups.len() - 1
-                }
-            };
+            // The module list as written: from the first name to the last.
+            let first = rest[0].as_ptr() as usize - line.as_ptr() as usize;
+            let last = rest[rest.len() - 1];
+            let stop = last.as_ptr() as usize - line.as_ptr() as usize + last.len();
+            let groups = &mut out.groups;
+            let group = *group_of.entry(&line[first..stop]).or_insert_with(|| {
+                groups.push(rest.iter().map(|m| m.to_vec()).collect());
+                groups.len() - 1
+            });
             section.ranges.push(Range { start, end, group });
         }
         Ok(out)
     }
 }
 
+/// Up to 16 hex digits.
 fn parse_hex(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 16 {
         return None;
     }
-    let s = std::str::from_utf8(s).ok()?;
-    u64::from_str_radix(s, 16).ok()
+    s.iter().try_fold(0u64, |v, &c| {
+        let d = (c as char).to_digit(16)?;
+        Some((v << 4) | d as u64)
+    })
 }
 
 #[cfg(test)]
