@@ -107,6 +107,12 @@ enum ksym_module_kind {
 };
 
 /**
+ * A pull-through cache of resolved names (opaque). Internally synchronised:
+ * any number of threads may use one at once.
+ */
+struct ksym_cache;
+
+/**
  * A kernel symbol table (opaque). Immutable once opened: any number of
  * threads may use it at once.
  */
@@ -143,6 +149,40 @@ struct ksym_table_opts {
      * No flags are defined yet: must be 0.
      */
     unsigned int flags;
+};
+
+/**
+ * Counters of a cache (added to the contract). Output struct: set `sz`.
+ */
+struct ksym_cache_stats {
+    /**
+     * sizeof(struct ksym_cache_stats), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Queries answered from the cache.
+     */
+    uint64_t hits;
+    /**
+     * Queries that needed a pass over kallsyms.
+     */
+    uint64_t misses;
+    /**
+     * Passes over kallsyms.
+     */
+    uint64_t passes;
+    /**
+     * Answers held now.
+     */
+    uint64_t entries;
+    /**
+     * Answers dropped because modules changed.
+     */
+    uint64_t dropped;
+    /**
+     * Reads of the modules file.
+     */
+    uint64_t module_checks;
 };
 
 /**
@@ -264,6 +304,55 @@ const char *ksym_last_error_message(void);
  * A static description of an error code (any negative errno works too).
  */
 const char *ksym_strerror(int err);
+
+/**
+ * One streaming pass over `kallsyms_path` (NULL: /proc/kallsyms, with
+ * /lib/modules/$(uname -r)/modules.builtin.ranges when it exists) for `n`
+ * queries, keeping no table. `addrs[i]` and `errs[i]` (0,
+ * KSYM_ERR_NOT_FOUND, KSYM_ERR_AMBIGUOUS) are written for every i; a query
+ * not found gets address 0, an ambiguous one the lowest address. Returns
+ * the number of queries resolved, or a negative code when the whole call
+ * failed (I/O, restricted, malformed file, malformed query).
+ */
+int ksym_resolve(const char *kallsyms_path,
+                 const char *const *queries,
+                 size_t n,
+                 uint64_t *addrs,
+                 int *errs);
+
+/**
+ * A cache reading what `opts` names (NULL: defaults): kallsyms_path,
+ * builtin_ranges_path and modules_path (what it watches to notice module
+ * changes); vmlinux_path is not used. Reads nothing until the first call.
+ */
+struct ksym_cache *ksym_cache_new(const struct ksym_table_opts *opts);
+
+/**
+ * Frees a cache (NULL is a no-op).
+ */
+void ksym_cache_free(struct ksym_cache *cache);
+
+/**
+ * Same contract as ksym_resolve. Answers already cached cost no read of
+ * kallsyms; the misses of one call are resolved in one pass; only
+ * requested names are kept, and only as long as the modules they depend on
+ * do not change (checked against /proc/modules on each call).
+ */
+int ksym_cache_resolve(struct ksym_cache *cache,
+                       const char *const *queries,
+                       size_t n,
+                       uint64_t *addrs,
+                       int *errs);
+
+/**
+ * Drops every cached answer (NULL is a no-op).
+ */
+void ksym_cache_invalidate(struct ksym_cache *cache);
+
+/**
+ * Fills `out` (set out->sz first) with the cache's counters.
+ */
+int ksym_cache_stats(const struct ksym_cache *cache, struct ksym_cache_stats *out);
 
 /**
  * Reads and indexes the kernel symbol table. NULL on failure (see

@@ -12,6 +12,7 @@ pub mod error;
 pub mod kallsyms;
 pub mod modules;
 pub mod query;
+pub mod resolve;
 mod sys;
 
 #[doc(hidden)]

@@ -6,9 +6,11 @@
  *   ksym [OPTIONS] grep PATTERN        glob or modglob`glob
  *   ksym [OPTIONS] modules             modules: kind, symbols, address range
  *   ksym [OPTIONS] stat                counts, memory, read/parse time
+ *   ksym [OPTIONS] resolve NAME...     one streaming pass, no table (ksym_cache)
  *
  * OPTIONS: --kallsyms FILE, --ranges FILE (modules.builtin.ranges; "" for
- * none), --vmlinux FILE (exact sizes).
+ * none), --vmlinux FILE (exact sizes), --modules FILE (what the cache
+ * watches), --repeat N (resolve: ask N times, to show the cache at work).
  *
  * Errors go to stderr with libksym's message; the exit status is 1 when any
  * query failed, 2 for usage errors.
@@ -27,18 +29,22 @@ struct options {
     const char *kallsyms;
     const char *ranges;
     const char *vmlinux;
+    const char *modules;
+    const char *repeat;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: ksym [--kallsyms FILE] [--ranges FILE] [--vmlinux FILE] COMMAND ARGS...\n"
+            "usage: ksym [--kallsyms FILE] [--ranges FILE] [--vmlinux FILE] [--modules FILE]\n"
+            "            [--repeat N] COMMAND ARGS...\n"
             "commands:\n"
             "  lookup QUERY...   resolve name, module`name or vmlinux`name\n"
             "  addr ADDR...      symbolize hex addresses\n"
             "  grep PATTERN      list symbols matching glob or modglob`glob (* ? [...])\n"
             "  modules           list modules (kind, symbols, address range)\n"
             "  stat              symbol and module counts, memory, read/parse time\n"
+            "  resolve NAME...   resolve in one streaming pass (no table), through a cache\n"
             "  version           print the library version\n");
 }
 
@@ -166,6 +172,58 @@ static int cmd_modules(struct ksym_table *t)
     return 0;
 }
 
+static int cmd_resolve(const struct options *o, int argc, char **argv)
+{
+    KSYM_OPTS(ksym_table_opts, opts, .kallsyms_path = o->kallsyms, .builtin_ranges_path = o->ranges,
+              .modules_path = o->modules);
+    long repeat = o->repeat ? strtol(o->repeat, NULL, 10) : 1;
+    if (repeat < 1) {
+        fprintf(stderr, "ksym: --repeat needs a positive count\n");
+        return 2;
+    }
+    struct ksym_cache *c = ksym_cache_new(&opts);
+    if (!c)
+        return fail("cannot create the cache");
+    uint64_t *addrs = calloc((size_t)argc, sizeof(*addrs));
+    int *errs = calloc((size_t)argc, sizeof(*errs));
+    int rc = 0;
+    if (!addrs || !errs) {
+        fprintf(stderr, "ksym: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (long r = 0; r < repeat; r++) {
+        struct ksym_cache_stats before = { .sz = sizeof(before) };
+        struct ksym_cache_stats after = { .sz = sizeof(after) };
+        ksym_cache_stats(c, &before);
+        int n = ksym_cache_resolve(c, (const char *const *)argv, (size_t)argc, addrs, errs);
+        if (n < 0) {
+            rc = fail("resolve");
+            goto out;
+        }
+        ksym_cache_stats(c, &after);
+        for (int i = 0; i < argc && r == 0; i++) {
+            if (errs[i] == 0)
+                printf("%016" PRIx64 " %s\n", addrs[i], argv[i]);
+            else if (errs[i] == KSYM_ERR_AMBIGUOUS)
+                printf("%016" PRIx64 " %s (ambiguous: the lowest of several addresses)\n", addrs[i], argv[i]);
+            else
+                printf("%16s %s (%s)\n", "-", argv[i], ksym_strerror(errs[i]));
+            if (errs[i])
+                rc = 1;
+        }
+        fprintf(stderr, "round %ld: %d of %d resolved, %" PRIu64 " pass(es) over kallsyms, %" PRIu64
+                " hits, %" PRIu64 " misses, %" PRIu64 " cached\n",
+                r + 1, n, argc, after.passes - before.passes, after.hits - before.hits,
+                after.misses - before.misses, after.entries);
+    }
+out:
+    free(addrs);
+    free(errs);
+    ksym_cache_free(c);
+    return rc;
+}
+
 static int cmd_stat(struct ksym_table *t)
 {
     struct ksym_table_stats st = { .sz = sizeof(st) };
@@ -208,6 +266,10 @@ int main(int argc, char **argv)
             slot = &o.ranges;
         else if (!strcmp(argv[i], "--vmlinux"))
             slot = &o.vmlinux;
+        else if (!strcmp(argv[i], "--modules"))
+            slot = &o.modules;
+        else if (!strcmp(argv[i], "--repeat"))
+            slot = &o.repeat;
         else if (!strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
@@ -234,7 +296,8 @@ int main(int argc, char **argv)
         printf("libksym %s\n", ksym_version());
         return 0;
     }
-    int need_args = !strcmp(cmd, "lookup") || !strcmp(cmd, "addr") || !strcmp(cmd, "grep");
+    int need_args = !strcmp(cmd, "lookup") || !strcmp(cmd, "addr") || !strcmp(cmd, "grep") ||
+                    !strcmp(cmd, "resolve");
     int known = need_args || !strcmp(cmd, "modules") || !strcmp(cmd, "stat");
     if (!known) {
         fprintf(stderr, "ksym: unknown command %s\n", cmd);
@@ -249,6 +312,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ksym: grep takes one pattern\n");
         return 2;
     }
+
+    if (!strcmp(cmd, "resolve"))
+        return cmd_resolve(&o, nargs, args);
 
     struct ksym_table *t = open_table(&o);
     if (!t)

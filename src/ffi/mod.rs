@@ -16,6 +16,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod error;
+pub mod resolve;
 pub mod table;
 
 use std::ffi::{c_char, c_int, CStr, OsStr};
@@ -160,6 +161,30 @@ pub(crate) unsafe fn read_opts<T: Copy + Default>(p: *const T, what: &str) -> Re
     // SAFETY: both regions are valid for `n` bytes; T is plain old data.
     unsafe { std::ptr::copy_nonoverlapping(bytes, &mut out as *mut T as *mut u8, n) };
     Ok(out)
+}
+
+/// Writes `val` to an output struct whose first field is `size_t sz`, at
+/// most `sz` bytes of it (an older caller gets the fields it knows).
+pub(crate) unsafe fn write_out<T: Copy>(p: *mut T, val: T, what: &str) -> Result<()> {
+    non_null(p, what)?;
+    // SAFETY: the struct starts with a size_t the caller set.
+    let sz = unsafe { (p as *const usize).read_unaligned() };
+    if sz < std::mem::size_of::<usize>() {
+        return Err(Error::invalid(format!(
+            "{what}->sz is {sz}: set it to sizeof(*{what})"
+        )));
+    }
+    let n = sz.min(std::mem::size_of::<T>());
+    let src = &val as *const T as *const u8;
+    // SAFETY: copy the part both sides know, keeping the caller's sz.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            src.add(std::mem::size_of::<usize>()),
+            (p as *mut u8).add(std::mem::size_of::<usize>()),
+            n - std::mem::size_of::<usize>(),
+        )
+    };
+    Ok(())
 }
 
 /// Checks `flags` against the known bits.

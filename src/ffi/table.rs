@@ -330,30 +330,6 @@ pub const KSYM_STATS_BUILTIN_RANGES: c_uint = 2;
 /// ksym_table_stats.flags: sizes come from a vmlinux ELF.
 pub const KSYM_STATS_VMLINUX_SIZES: c_uint = 4;
 
-/// Writes `val` to an output struct whose first field is `size_t sz`, at
-/// most `sz` bytes of it (an older caller gets the fields it knows).
-unsafe fn write_out<T: Copy>(p: *mut T, val: T, what: &str) -> Result<()> {
-    non_null(p, what)?;
-    // SAFETY: the struct starts with a size_t the caller set.
-    let sz = unsafe { (p as *const usize).read_unaligned() };
-    if sz < std::mem::size_of::<usize>() {
-        return Err(Error::invalid(format!(
-            "{what}->sz is {sz}: set it to sizeof(*{what})"
-        )));
-    }
-    let n = sz.min(std::mem::size_of::<T>());
-    let src = &val as *const T as *const u8;
-    // SAFETY: copy the part both sides know, keeping the caller's sz.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            src.add(std::mem::size_of::<usize>()),
-            (p as *mut u8).add(std::mem::size_of::<usize>()),
-            n - std::mem::size_of::<usize>(),
-        )
-    };
-    Ok(())
-}
-
 /// Fills `out` (set out->sz first) with counts, memory and timings.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_stats(
@@ -386,7 +362,7 @@ pub unsafe extern "C" fn ksym_table_stats(
             flags,
         };
         // SAFETY: per the contract.
-        unsafe { write_out(out, s, "out") }?;
+        unsafe { super::write_out(out, s, "out") }?;
         Ok(0)
     })
 }
@@ -462,7 +438,7 @@ pub unsafe extern "C" fn ksym_table_module(
             hi: m.hi,
         };
         // SAFETY: per the contract.
-        unsafe { write_out(out, info, "out") }?;
+        unsafe { super::write_out(out, info, "out") }?;
         Ok(0)
     })
 }

@@ -218,6 +218,47 @@ fn parse_fields(buf: &[u8], pos: usize, format: Format) -> Result<(Line<'_>, usi
     ))
 }
 
+/// The name of the line at `buf[pos]` and the start of the next line,
+/// found without parsing the rest of the line: for streaming passes that
+/// want a few names and parse (with [`parse_at`]) only the lines whose name
+/// may be one of them. `None` when the line does not have the usual shape;
+/// the caller then parses it with [`parse_at`], which says what is wrong.
+#[inline]
+pub fn name_at(buf: &[u8], pos: usize, format: Format) -> Option<(usize, usize, usize)> {
+    // `ADDR T NAME`, ADDR usually 16 digits; kallmodsyms has `ADDR SIZE T NAME`.
+    let mut i = if buf.get(pos + 16) == Some(&b' ') {
+        pos + 17
+    } else {
+        pos + memchr::memchr(b' ', buf.get(pos..pos + 18)?)? + 1
+    };
+    if format == Format::Kallmodsyms {
+        i += memchr::memchr(b' ', buf.get(i..i + 17)?)? + 1;
+    }
+    if buf.get(i + 1) != Some(&b' ') {
+        return None;
+    }
+    let start = i + 2;
+    let mut j = start;
+    let end = loop {
+        let chunk = buf.get(j..j + 8)?;
+        let w = u64::from_le_bytes([
+            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+        ]);
+        let m = below_0x21(w);
+        if m == 0 {
+            j += 8;
+            continue;
+        }
+        break j + (m.trailing_zeros() / 8) as usize;
+    };
+    let next = match buf[end] {
+        b'\n' => end + 1,
+        b'\t' => end + 1 + memchr::memchr(b'\n', &buf[end + 1..])? + 1,
+        _ => return None,
+    };
+    (end > start).then_some((start, end - start, next))
+}
+
 /// Longest name the table stores (the kernel's own limit is 511 bytes).
 pub const MAX_NAME_LEN: usize = 0x7fff;
 
@@ -473,6 +514,26 @@ mod tests {
             assert_eq!(l.name, name);
             assert_eq!(l.hash, crate::kallsyms::hash::hash(&name));
         }
+    }
+
+    #[test]
+    fn name_at_agrees_with_parse_at() {
+        let buf = b"ffffffff81000000 T a\nffffffffc0000000 t bbbbbbbbbbbbbbbbbbbb\t[m]\nc0001000 t c\nffffffff81000000 T x y\n";
+        let mut pos = 0;
+        for _ in 0..3 {
+            let (l, next) = parse_at(buf, pos, Format::Kallsyms).unwrap();
+            let (start, len, n2) = name_at(buf, pos, Format::Kallsyms).unwrap();
+            assert_eq!((&buf[start..start + len], n2), (l.name, next));
+            pos = next;
+        }
+        // Not the usual shape: left to parse_at.
+        assert!(name_at(buf, pos, Format::Kallsyms).is_none());
+        let m = b"ffffffff8b014280 13a t rapl_pmu_event_init\t[intel_rapl_perf]\n";
+        let (start, len, next) = name_at(m, 0, Format::Kallmodsyms).unwrap();
+        assert_eq!(
+            (&m[start..start + len], next),
+            (&b"rapl_pmu_event_init"[..], m.len())
+        );
     }
 
     #[test]

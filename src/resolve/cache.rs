@@ -1,0 +1,336 @@
+//! The pull-through cache: answers already known cost no read of kallsyms,
+//! the misses of one call are resolved in one pass, only requested names
+//! are kept, and no answer outlives what it depends on.
+//!
+//! What an answer depends on:
+//! - `vmlinux`x`: the core kernel, which never changes while the system
+//!   runs: kept until [`Cache::invalidate`].
+//! - `mod`x`: module `mod` (loaded, unloaded or reloaded elsewhere drops it).
+//! - `x`: any module that appears (it may define `x` too) and the modules
+//!   its matches are in (one that goes away may leave a different answer).
+//! - Anything found in a pseudo-module (`bpf`, `__builtin__ftrace`,
+//!   `__builtin__kprobes`), or a name only such a module makes
+//!   (`bpf_prog_*`, trampolines, kprobe pages): never kept, since those
+//!   come and go without /proc/modules changing.
+//!
+//! Module changes are seen by reading /proc/modules (or `modules_path`) at
+//! the start of each call that has a query other than `vmlinux`x`: names,
+//! sizes and load addresses, compared with the previous read.
+//!
+//! Thread-safety: the state is behind a mutex, never held during a pass.
+//! A pass's answers are stored only if no invalidation happened since the
+//! call began; the /proc/modules read happens before the pass, so a change
+//! that the pass might have missed is seen by the next call.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::{resolve_parsed, Answer, Source};
+use crate::error::{Error, Result};
+use crate::kallsyms::hash::hash;
+use crate::modules::is_pseudo_module;
+use crate::query::{normalize_module, Query};
+
+/// Counters of a cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Queries answered from the cache.
+    pub hits: u64,
+    /// Queries that needed a pass.
+    pub misses: u64,
+    /// Passes over kallsyms.
+    pub passes: u64,
+    /// Answers held now.
+    pub entries: u64,
+    /// Answers dropped because modules changed (not counting `invalidate`).
+    pub dropped: u64,
+    /// Reads of /proc/modules.
+    pub module_checks: u64,
+}
+
+/// What invalidates a cached answer.
+#[derive(Clone, Debug)]
+enum Dep {
+    /// `vmlinux`x`.
+    Core,
+    /// `mod`x` (normalised module name).
+    Module(Vec<u8>),
+    /// `x`: the modules of its matches.
+    Any(Vec<Vec<u8>>),
+}
+
+#[derive(Clone, Debug)]
+struct Cached {
+    addr: u64,
+    err: i32,
+    dep: Dep,
+}
+
+/// `name -> (size, load address)` from /proc/modules.
+type Modules = HashMap<Vec<u8>, (u64, u64)>;
+
+/// Hashes byte strings with the table's name hash.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = self.0.rotate_left(5) ^ hash(bytes);
+    }
+}
+
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
+
+struct State {
+    answers: Map<Vec<u8>, Cached>,
+    modules: Option<Modules>,
+    generation: u64,
+    stats: CacheStats,
+}
+
+/// A thread-safe pull-through cache of query answers.
+pub struct Cache {
+    source: Source,
+    modules_path: PathBuf,
+    state: Mutex<State>,
+}
+
+/// Names that pseudo-modules make: JITed BPF programs
+/// (`bpf_prog_<16 hex digits>[_name]`), BPF trampolines
+/// (`bpf_trampoline_<number>`) and dispatchers (`bpf_dispatcher_<name>`),
+/// ftrace trampolines, kprobe instruction pages.
+pub fn pseudo_name(name: &[u8]) -> bool {
+    if let Some(rest) = name.strip_prefix(b"bpf_prog_") {
+        return rest.len() >= 16
+            && rest[..16].iter().all(|b| b.is_ascii_hexdigit())
+            && (rest.len() == 16 || rest[16] == b'_');
+    }
+    if let Some(rest) = name.strip_prefix(b"bpf_trampoline_") {
+        return !rest.is_empty() && rest.iter().all(|b| b.is_ascii_digit());
+    }
+    name.starts_with(b"bpf_dispatcher_")
+        || name == b"ftrace_trampoline"
+        || name == b"kprobe_insn_page"
+        || name == b"kprobe_optinsn_page"
+}
+
+impl Cache {
+    /// A cache over `source`, watching `modules_path` (default /proc/modules).
+    pub fn new(source: Source, modules_path: Option<PathBuf>) -> Cache {
+        Cache {
+            source,
+            modules_path: modules_path.unwrap_or_else(|| PathBuf::from("/proc/modules")),
+            state: Mutex::new(State {
+                answers: Map::default(),
+                modules: None,
+                generation: 0,
+                stats: CacheStats::default(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a torn answer (entries
+        // are inserted whole), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Answers every query (same contract as [`super::resolve`]): cached
+    /// answers cost no read of kallsyms; all misses are resolved in one pass.
+    pub fn resolve(&self, queries: &[&[u8]]) -> Result<Vec<(u64, i32)>> {
+        let parsed: Vec<Query<'_>> = queries
+            .iter()
+            .enumerate()
+            .map(|(i, q)| Query::parse(q).map_err(|e| e.context(format!("query {i}"))))
+            .collect::<Result<_>>()?;
+        let snapshot = if parsed.iter().any(|q| !q.is_vmlinux()) {
+            Some(self.read_modules()?)
+        } else {
+            None
+        };
+        let mut out: Vec<Option<(u64, i32)>> = vec![None; queries.len()];
+        let mut misses: Vec<usize> = Vec::new();
+        let generation = {
+            let mut st = self.lock();
+            if let Some(snap) = snapshot {
+                st.stats.module_checks += 1;
+                st.apply_modules(snap);
+            }
+            for (i, q) in queries.iter().enumerate() {
+                match st.answers.get(*q) {
+                    Some(c) => {
+                        out[i] = Some((c.addr, c.err));
+                        st.stats.hits += 1;
+                    }
+                    None => {
+                        misses.push(i);
+                        st.stats.misses += 1;
+                    }
+                }
+            }
+            st.generation
+        };
+        if !misses.is_empty() {
+            // One pass for the distinct missing queries.
+            let mut distinct: Vec<usize> = Vec::new();
+            let mut seen: HashSet<&[u8]> = HashSet::new();
+            for &i in &misses {
+                if seen.insert(queries[i]) {
+                    distinct.push(i);
+                }
+            }
+            let want: Vec<Query<'_>> = distinct.iter().map(|&i| parsed[i]).collect();
+            let (answers, _) = resolve_parsed(&self.source, &want)?;
+            let mut st = self.lock();
+            st.stats.passes += 1;
+            let store = st.generation == generation;
+            for (&i, a) in distinct.iter().zip(&answers) {
+                if store {
+                    if let Some(dep) = dependency(&parsed[i], a) {
+                        st.answers.insert(
+                            queries[i].to_vec(),
+                            Cached {
+                                addr: a.addr,
+                                err: a.err,
+                                dep,
+                            },
+                        );
+                    }
+                }
+                for &j in &misses {
+                    if queries[j] == queries[i] {
+                        out[j] = Some((a.addr, a.err));
+                    }
+                }
+            }
+            st.stats.entries = st.answers.len() as u64;
+        }
+        Ok(out
+            .into_iter()
+            .map(|o| o.unwrap_or((0, crate::error::INTERNAL)))
+            .collect())
+    }
+
+    /// Drops every answer.
+    pub fn invalidate(&self) {
+        let mut st = self.lock();
+        st.answers.clear();
+        st.generation += 1;
+        st.stats.entries = 0;
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        self.lock().stats
+    }
+
+    fn read_modules(&self) -> Result<Modules> {
+        let text = match std::fs::read(&self.modules_path) {
+            Ok(t) => t,
+            // No module support at all: nothing can change.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                return Err(Error::io(
+                    &e,
+                    format!("cannot read {}", self.modules_path.display()),
+                ))
+            }
+        };
+        let mut m = Modules::new();
+        for line in text.split(|&b| b == b'\n') {
+            // name size refcount deps state address [taint]
+            let f: Vec<&[u8]> = line
+                .split(|&b| b == b' ')
+                .filter(|f| !f.is_empty())
+                .collect();
+            if f.is_empty() {
+                continue;
+            }
+            let num = |x: Option<&&[u8]>| -> u64 {
+                x.and_then(|x| std::str::from_utf8(x).ok())
+                    .and_then(|s| {
+                        let s = s.trim_start_matches("0x");
+                        u64::from_str_radix(s, 16).ok().or_else(|| s.parse().ok())
+                    })
+                    .unwrap_or(0)
+            };
+            let size = f
+                .get(1)
+                .and_then(|x| std::str::from_utf8(x).ok())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            m.insert(normalize_module(f[0]), (size, num(f.get(5))));
+        }
+        Ok(m)
+    }
+}
+
+/// What a cached answer depends on; `None`: do not keep it.
+fn dependency(q: &Query<'_>, a: &Answer) -> Option<Dep> {
+    if a.pseudo || pseudo_name(q.name) {
+        return None;
+    }
+    match q.module {
+        Some(_) if q.is_vmlinux() => Some(Dep::Core),
+        Some(m) if is_pseudo_module(&normalize_module(m)) => None,
+        Some(m) => Some(Dep::Module(normalize_module(m))),
+        None => Some(Dep::Any(a.modules.clone())),
+    }
+}
+
+impl State {
+    /// Drops the answers a change of modules may have made wrong.
+    fn apply_modules(&mut self, now: Modules) {
+        let Some(before) = self.modules.take() else {
+            // The first read: the answers held (none yet) came after it.
+            self.modules = Some(now);
+            return;
+        };
+        if before == now {
+            self.modules = Some(before);
+            return;
+        }
+        let appeared: HashSet<&Vec<u8>> = now
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(v))
+            .map(|(k, _)| k)
+            .collect();
+        let gone: HashSet<&Vec<u8>> = before
+            .iter()
+            .filter(|(k, v)| now.get(*k) != Some(v))
+            .map(|(k, _)| k)
+            .collect();
+        let n = self.answers.len();
+        self.answers.retain(|_, c| match &c.dep {
+            Dep::Core => true,
+            Dep::Module(m) => !appeared.contains(m) && !gone.contains(m),
+            Dep::Any(mods) => appeared.is_empty() && !mods.iter().any(|m| gone.contains(m)),
+        });
+        self.stats.dropped += (n - self.answers.len()) as u64;
+        self.stats.entries = self.answers.len() as u64;
+        self.generation += 1;
+        self.modules = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pseudo_name;
+
+    #[test]
+    fn pseudo_module_names() {
+        assert!(pseudo_name(b"bpf_prog_0123456789abcdef"));
+        assert!(pseudo_name(b"bpf_prog_0123456789abcdef_kdata_test"));
+        assert!(!pseudo_name(b"bpf_prog_put"), "a core function");
+        assert!(!pseudo_name(b"bpf_prog_0123456789abcdefx"));
+        assert!(pseudo_name(b"bpf_trampoline_6442453426"));
+        assert!(!pseudo_name(b"bpf_trampoline_link_prog"));
+        assert!(pseudo_name(b"ftrace_trampoline"));
+        assert!(!pseudo_name(b"ftrace_trampoline_free"));
+        assert!(pseudo_name(b"kprobe_insn_page"));
+    }
+}

@@ -1,0 +1,618 @@
+//! Batch resolution: many queries answered in one streaming pass over
+//! kallsyms, keeping no table.
+//!
+//! Memory is a fixed pool of read buffers plus O(queries): a hash table of
+//! the queried names and the matches found for them. Lines go through the
+//! table's own line parser; queries through the table's query grammar; the
+//! answers follow [`crate::Table::lookup`]'s rules (exact names, qualified
+//! names, `vmlinux` excluding built-in modules, ambiguity at different
+//! addresses, absolute symbols found by name, restricted files refused).
+//!
+//! The pass runs on the calling thread with one fixed buffer: each chunk the
+//! kernel returns (under 4 KiB per `read()` of /proc/kallsyms) is scanned
+//! while it is still in the cache. A line is parsed whole only when its name
+//! may be a wanted one (a one-bit-per-key filter on its length and first and
+//! last eight bytes), so a pass costs little more than reading the file.
+//! (Parsing on a second thread was tried: the reader slowed down more than
+//! the parsing cost, the buffers bouncing between the cores.)
+
+pub mod cache;
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result, AMBIGUOUS, FORMAT, NOT_FOUND, RESTRICTED};
+use crate::kallsyms::hash::hash;
+use crate::kallsyms::line::{module_names, name_at, parse_at, Format, Line};
+use crate::modules::is_pseudo_module;
+use crate::modules::ranges::Ranges;
+use crate::query::{module_eq, normalize_module, Query};
+
+/// One query's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The address (the lowest one when ambiguous), 0 when not found.
+    pub addr: u64,
+    /// 0, `KSYM_ERR_NOT_FOUND` or `KSYM_ERR_AMBIGUOUS`.
+    pub err: i32,
+    /// The modules of the matches (normalised names; `vmlinux` for core
+    /// symbols not in a built-in module): what a cache must watch.
+    pub modules: Vec<Vec<u8>>,
+    /// Some match is in a pseudo-module (`bpf`, `__builtin__*`), whose
+    /// symbols come and go without /proc/modules knowing.
+    pub pseudo: bool,
+}
+
+/// Where a pass reads from, and what it did.
+#[derive(Clone, Debug, Default)]
+pub struct Source {
+    /// Default: /proc/kallmodsyms if it exists, else /proc/kallsyms.
+    pub kallsyms_path: Option<PathBuf>,
+    /// Built-in ranges to attribute core symbols with (none if `None`).
+    pub builtin_ranges: Option<PathBuf>,
+}
+
+/// Facts about one pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassStats {
+    pub bytes: usize,
+    pub lines: usize,
+    /// The pass stopped at the first module line (every query `vmlinux`-qualified).
+    pub stopped_early: bool,
+}
+
+/// The read buffer.
+const CHUNK: usize = 128 << 10;
+
+/// A match of a queried name.
+struct Hit {
+    addr: u64,
+    /// `None` for a core line (no module column).
+    column: Option<Vec<u8>>,
+}
+
+/// Per distinct name: the queries asking for it and the lines that match.
+struct Wanted<'q> {
+    name: &'q [u8],
+    hits: Vec<Hit>,
+}
+
+/// Bits of the pre-filter.
+const FILTER_BITS: u32 = 16;
+
+/// A cheap key of a name: its length and its first and last eight bytes.
+/// Lines whose key's filter bit is clear cannot be wanted and are not parsed.
+fn quick_key(name: &[u8]) -> usize {
+    let mut padded = name.to_vec();
+    padded.extend_from_slice(&[0u8; 8]);
+    quick_key_at(&padded, 0, name.len())
+}
+
+/// [`quick_key`] of `text[start..start + len]`, reading whole words from
+/// `text` (which goes on past the name: a newline at least).
+#[inline(always)]
+fn quick_key_at(text: &[u8], start: usize, len: usize) -> usize {
+    let word = |at: usize| match text.get(at..at + 8) {
+        Some(c) => u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
+        None => {
+            let mut w = [0u8; 8];
+            let tail = &text[at.min(text.len())..];
+            w[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(w)
+        }
+    };
+    let mask = if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * len)) - 1
+    };
+    let first = word(start) & mask;
+    let last = if len >= 8 {
+        word(start + len - 8)
+    } else {
+        first
+    };
+    let k = (first ^ last.rotate_left(29) ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (k >> (64 - FILTER_BITS)) as usize
+}
+
+/// The state of a pass: the queried names, hashed, and what was found.
+struct Matcher<'q> {
+    wanted: Vec<Wanted<'q>>,
+    /// Open addressing over `wanted`: (name hash, index + 1); 0 empty.
+    slots: Vec<(u64, u32)>,
+    /// One bit per [`quick_key`] of a wanted name (8 KiB).
+    filter: Vec<u64>,
+    format: Option<Format>,
+    any_addr: u64,
+    lines: usize,
+    /// Every query is `vmlinux`-qualified: the core part is enough.
+    core_only: bool,
+    stopped_early: bool,
+    source: String,
+}
+
+impl<'q> Matcher<'q> {
+    fn new(names: impl Iterator<Item = &'q [u8]>, core_only: bool, source: String) -> Matcher<'q> {
+        let names: Vec<&'q [u8]> = names.collect();
+        let cap = (names.len() * 2).max(8).next_power_of_two();
+        let mut m = Matcher {
+            wanted: Vec::with_capacity(names.len()),
+            slots: vec![(0u64, 0u32); cap],
+            filter: vec![0u64; 1 << (FILTER_BITS - 6)],
+            format: None,
+            any_addr: 0,
+            lines: 0,
+            core_only,
+            stopped_early: false,
+            source,
+        };
+        for name in names {
+            let h = hash(name);
+            if m.find(h, name).is_some() {
+                continue;
+            }
+            let k = quick_key(name);
+            m.filter[k >> 6] |= 1 << (k & 63);
+            let mut s = (h as usize) & (cap - 1);
+            while m.slots[s].1 != 0 {
+                s = (s + 1) & (cap - 1);
+            }
+            m.wanted.push(Wanted {
+                name,
+                hits: Vec::new(),
+            });
+            m.slots[s] = (h, m.wanted.len() as u32);
+        }
+        m
+    }
+
+    /// The hits of a name (none if it was not asked for).
+    fn hits_of(&self, name: &[u8]) -> &[Hit] {
+        self.find(hash(name), name)
+            .map_or(&[][..], |i| &self.wanted[i].hits[..])
+    }
+
+    #[inline]
+    fn find(&self, h: u64, name: &[u8]) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut s = (h as usize) & mask;
+        loop {
+            let (sh, i) = self.slots[s];
+            if i == 0 {
+                return None;
+            }
+            if sh == h && self.wanted[i as usize - 1].name == name {
+                return Some(i as usize - 1);
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    /// Goes through the complete lines of `text` (which ends with a
+    /// newline). Only lines whose name passes the filter are parsed (and so
+    /// checked) whole, and every line until an address is not zero (a
+    /// restricted file is refused). Returns false to stop the pass.
+    fn feed(&mut self, text: &[u8]) -> Result<bool> {
+        let format = *self.format.get_or_insert_with(|| Format::detect(text));
+        let mut pos = 0;
+        while pos < text.len() {
+            self.lines += 1;
+            if self.any_addr != 0 {
+                if let Some((start, len, next)) = name_at(text, pos, format) {
+                    let k = quick_key_at(text, start, len);
+                    let module_line = text[start + len] == b'\t';
+                    if self.filter[k >> 6] & (1 << (k & 63)) == 0
+                        && !(module_line && self.core_only)
+                    {
+                        pos = next;
+                        continue;
+                    }
+                }
+            }
+            let (line, next) = parse_at(text, pos, format).map_err(|e| {
+                let l = &text[pos..e.end];
+                Error::new(
+                    FORMAT,
+                    format!(
+                        "{}:{}: malformed line ({}): `{}`",
+                        self.source,
+                        self.lines,
+                        e.why,
+                        String::from_utf8_lossy(&l[..l.len().min(100)])
+                    ),
+                )
+            })?;
+            self.any_addr |= line.addr;
+            if self.core_only && format == Format::Kallsyms && line.modules.is_some() {
+                // The core kernel comes first: nothing after this can match.
+                self.stopped_early = true;
+                return Ok(false);
+            }
+            self.take(&line);
+            pos = next;
+        }
+        Ok(true)
+    }
+
+    #[inline]
+    fn take(&mut self, line: &Line<'_>) {
+        if let Some(i) = self.find(line.hash, line.name) {
+            self.wanted[i].hits.push(Hit {
+                addr: line.addr,
+                column: line.modules.map(|m| m.to_vec()),
+            });
+        }
+    }
+}
+
+/// Feeds `f` the text of `path` in chunks of complete lines (the last line
+/// gets a newline if it lacks one), reading with a fixed pool of buffers.
+/// Stops when `f` returns `Ok(false)`.
+fn stream(
+    path: &Path,
+    shown: &str,
+    f: &mut (dyn FnMut(&[u8]) -> Result<bool> + Send),
+) -> Result<usize> {
+    let mut file = File::open(path).map_err(|e| Error::io(&e, format!("cannot open {shown}")))?;
+    stream_here(&mut file, shown, f)
+}
+
+/// Reads `file` into one buffer and hands `f` the complete lines of each
+/// read at once, carrying the unfinished last line to the next.
+fn stream_here(
+    file: &mut impl Read,
+    shown: &str,
+    f: &mut (dyn FnMut(&[u8]) -> Result<bool> + Send),
+) -> Result<usize> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut filled = 0;
+    let mut total = 0;
+    loop {
+        let n = read_some(file, &mut buf[filled..], shown)?;
+        total += n;
+        filled += n;
+        if n == 0 {
+            if filled > 0 {
+                if buf[filled - 1] != b'\n' {
+                    push_byte(&mut buf, &mut filled, b'\n');
+                }
+                f(&buf[..filled])?;
+            }
+            return Ok(total);
+        }
+        if let Some(k) = memchr::memrchr(b'\n', &buf[..filled]) {
+            if !f(&buf[..=k])? {
+                return Ok(total);
+            }
+            buf.copy_within(k + 1..filled, 0);
+            filled -= k + 1;
+        } else if filled == buf.len() {
+            // A line longer than the buffer: grow (names are at most 32 KiB).
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
+}
+
+fn push_byte(buf: &mut Vec<u8>, filled: &mut usize, b: u8) {
+    if *filled == buf.len() {
+        buf.push(b);
+    } else {
+        buf[*filled] = b;
+    }
+    *filled += 1;
+}
+
+fn read_some(file: &mut impl Read, buf: &mut [u8], shown: &str) -> Result<usize> {
+    loop {
+        match file.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(&e, format!("cannot read {shown}"))),
+        }
+    }
+}
+
+/// Resolves every query in one pass over the source's kallsyms. Returns an
+/// answer per query, in order. A malformed query fails the whole call
+/// (`KSYM_ERR_INVALID`, naming it), as do I/O errors, a malformed line and a
+/// restricted file.
+pub fn resolve(source: &Source, queries: &[&[u8]]) -> Result<(Vec<Answer>, PassStats)> {
+    let parsed: Vec<Query<'_>> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Query::parse(q).map_err(|e| e.context(format!("query {i}"))))
+        .collect::<Result<_>>()?;
+    resolve_parsed(source, &parsed)
+}
+
+/// [`resolve`] for parsed queries.
+pub fn resolve_parsed(source: &Source, queries: &[Query<'_>]) -> Result<(Vec<Answer>, PassStats)> {
+    let path = source
+        .kallsyms_path
+        .clone()
+        .unwrap_or_else(crate::kallsyms::default_kallsyms_path);
+    let shown = path.display().to_string();
+    let ranges = match &source.builtin_ranges {
+        Some(p) => Some(Ranges::read(p)?),
+        None => None,
+    };
+    let core_only = !queries.is_empty() && queries.iter().all(|q| q.is_vmlinux());
+    // Anchors of the ranges file are looked for as if they were queried.
+    let anchors: Vec<&[u8]> = ranges
+        .iter()
+        .flat_map(|r| r.sections.iter().map(|s| s.anchor.as_slice()))
+        .filter(|a| !a.is_empty())
+        .collect();
+    let mut m = Matcher::new(
+        queries
+            .iter()
+            .map(|q| q.name)
+            .chain(anchors.iter().copied()),
+        core_only,
+        shown.clone(),
+    );
+    let bytes = if queries.is_empty() {
+        0
+    } else {
+        stream(&path, &shown, &mut |text| m.feed(text))?
+    };
+    if !queries.is_empty() && m.any_addr == 0 {
+        if m.lines == 0 {
+            return Err(Error::new(FORMAT, format!("{shown}: empty, no symbols")));
+        }
+        return Err(Error::new(
+            RESTRICTED,
+            format!(
+                "{shown}: every address is zero: the kernel hides them from this process \
+                 (kernel.kptr_restrict is set, or the process lacks CAP_SYSLOG)"
+            ),
+        ));
+    }
+    let attribution = ranges.as_ref().map(|r| Attribution::new(r, &m));
+    let answers = queries
+        .iter()
+        .map(|q| answer(q, &m, attribution.as_ref()))
+        .collect();
+    Ok((
+        answers,
+        PassStats {
+            bytes,
+            lines: m.lines,
+            stopped_early: m.stopped_early,
+        },
+    ))
+}
+
+/// Built-in ranges with their bases, from the anchors found in the pass.
+struct Attribution {
+    /// (start, end, modules) in absolute addresses.
+    spans: Vec<(u64, u64, Vec<Vec<u8>>)>,
+}
+
+impl Attribution {
+    fn new(r: &Ranges, m: &Matcher<'_>) -> Attribution {
+        let mut spans = Vec::new();
+        for sec in &r.sections {
+            let base = m
+                .hits_of(&sec.anchor)
+                .iter()
+                .find(|h| h.column.is_none())
+                .map(|h| h.addr.wrapping_sub(sec.anchor_offset));
+            let Some(base) = base else { continue };
+            for range in &sec.ranges {
+                let mods = r.groups[range.group]
+                    .iter()
+                    .map(|n| normalize_module(n))
+                    .collect();
+                spans.push((
+                    base.wrapping_add(range.start),
+                    base.wrapping_add(range.end),
+                    mods,
+                ));
+            }
+        }
+        Attribution { spans }
+    }
+
+    fn modules_of(&self, addr: u64) -> Option<&[Vec<u8>]> {
+        self.spans
+            .iter()
+            .find(|(s, e, _)| *s <= addr && addr < *e)
+            .map(|(_, _, m)| m.as_slice())
+    }
+}
+
+/// The answer to one query from the hits of its name.
+fn answer(q: &Query<'_>, m: &Matcher<'_>, attr: Option<&Attribution>) -> Answer {
+    let hits = m.hits_of(q.name);
+    let mut out = Answer {
+        addr: 0,
+        err: NOT_FOUND,
+        modules: Vec::new(),
+        pseudo: false,
+    };
+    let mut first: Option<u64> = None;
+    for h in hits {
+        // The modules this line belongs to: its column (loadable, pseudo,
+        // or built-in in kallmodsyms), else a built-in range, else vmlinux.
+        let mods: Vec<Vec<u8>> = match &h.column {
+            Some(col) => module_names(col).map(normalize_module).collect(),
+            None => attr
+                .and_then(|a| a.modules_of(h.addr))
+                .map_or_else(|| vec![b"vmlinux".to_vec()], |ms| ms.to_vec()),
+        };
+        let mods = if mods.is_empty() {
+            vec![b"vmlinux".to_vec()]
+        } else {
+            mods
+        };
+        let accepted = match q.module {
+            None => true,
+            Some(_) if q.is_vmlinux() => mods == [b"vmlinux".to_vec()],
+            Some(want) => mods.iter().any(|x| module_eq(x, want)),
+        };
+        if !accepted {
+            continue;
+        }
+        match first {
+            None => {
+                first = Some(h.addr);
+                out.addr = h.addr;
+                out.err = 0;
+            }
+            Some(a) => {
+                if h.addr != a {
+                    out.err = AMBIGUOUS;
+                }
+                out.addr = out.addr.min(h.addr);
+            }
+        }
+        for x in mods {
+            out.pseudo |= is_pseudo_module(&x);
+            if !out.modules.contains(&x) {
+                out.modules.push(x);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers(text: &str, queries: &[&str]) -> Vec<(u64, i32)> {
+        let dir = std::env::temp_dir().join(format!(
+            "ksym-resolve-{}-{}",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("kallsyms");
+        std::fs::write(&p, text).unwrap();
+        let q: Vec<&[u8]> = queries.iter().map(|q| q.as_bytes()).collect();
+        let (a, _) = resolve(
+            &Source {
+                kallsyms_path: Some(p),
+                builtin_ranges: None,
+            },
+            &q,
+        )
+        .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        a.into_iter().map(|a| (a.addr, a.err)).collect()
+    }
+
+    const TEXT: &str = "0000000000000000 A fixed_percpu_data\n\
+                        ffffffff81000000 T _text\n\
+                        ffffffff81000010 t foo\n\
+                        ffffffff81000020 t dup\n\
+                        ffffffff81000030 t dup\n\
+                        ffffffff81000040 b key\n\
+                        ffffffff81000040 b key\n\
+                        ffffffffc0000010 t foo\t[mod_a]\n\
+                        ffffffffc0000020 t only_mod\t[mod_a]";
+
+    #[test]
+    fn same_rules_as_the_table() {
+        let got = answers(
+            TEXT,
+            &[
+                "foo",
+                "vmlinux`foo",
+                "mod-a`foo",
+                "dup",
+                "key",
+                "only_mod",
+                "vmlinux`only_mod",
+                "nope",
+                "fixed_percpu_data",
+                "foo",
+            ],
+        );
+        assert_eq!(
+            got,
+            vec![
+                (0xffffffff81000010, AMBIGUOUS),
+                (0xffffffff81000010, 0),
+                (0xffffffffc0000010, 0),
+                (0xffffffff81000020, AMBIGUOUS),
+                (0xffffffff81000040, 0),
+                (0xffffffffc0000020, 0),
+                (0, NOT_FOUND),
+                (0, NOT_FOUND),
+                (0, 0),
+                (0xffffffff81000010, AMBIGUOUS),
+            ]
+        );
+    }
+
+    /// Hands out `step` bytes per read, like /proc does with its pages.
+    struct Dribble<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_cut_by_reads_anywhere_arrive_whole() {
+        let text = b"line one\nline two\nthe third line\nno newline at the end";
+        for step in 1..text.len() + 1 {
+            let mut chunks: Vec<Vec<u8>> = Vec::new();
+            let n = stream_here(&mut Dribble { data: text, step }, "t", &mut |t: &[u8]| {
+                assert!(t.ends_with(b"\n"));
+                chunks.push(t.to_vec());
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(n, text.len());
+            let mut want = text.to_vec();
+            want.push(b'\n');
+            assert_eq!(chunks.concat(), want, "{step} bytes per read");
+        }
+        // A line longer than the buffer.
+        let long = [vec![b'x'; CHUNK + 100], b"\nshort\n".to_vec()].concat();
+        let mut got = Vec::new();
+        stream_here(
+            &mut Dribble {
+                data: &long,
+                step: 4096,
+            },
+            "t",
+            &mut |t: &[u8]| {
+                got.extend_from_slice(t);
+                Ok(true)
+            },
+        )
+        .unwrap();
+        assert_eq!(got, long);
+    }
+
+    #[test]
+    fn quick_keys_agree() {
+        let text = b"xx short\nxx a_much_longer_name_here\n";
+        assert_eq!(quick_key_at(text, 3, 5), quick_key(b"short"));
+        assert_eq!(
+            quick_key_at(text, 12, 23),
+            quick_key(b"a_much_longer_name_here")
+        );
+        assert_eq!(quick_key_at(b"ab", 0, 2), quick_key(b"ab"));
+    }
+
+    #[test]
+    fn invalid_query_fails_the_call() {
+        let e = resolve(&Source::default(), &[b"ok", b"a`b`c"]).unwrap_err();
+        assert_eq!(e.code(), crate::error::INVALID);
+        assert!(e.message().contains("query 1"), "{e}");
+    }
+}
