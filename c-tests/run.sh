@@ -58,6 +58,11 @@ for src in c-tests/test_*.c; do
     run "$t.static" "$OUT/$t.static"
 done
 
+# tools/bpf_loader.h spells out bpf_attr layouts: check them against the
+# kernel's header (which needs GNU C).
+$CC -std=gnu11 -Wall -Werror $cflags -o "$OUT/bpf_layout_check" c-tests/bpf_layout_check.c
+run bpf_layout_check "$OUT/bpf_layout_check"
+
 for src in c-tests/test_*.cpp; do
     t=$(basename "$src" .cpp)
     $CXX -std=c++11 -Wall -Wextra -Werror -pedantic $cflags -o "$OUT/$t" "$src" $libs -Wl,-rpath,"$libdir"

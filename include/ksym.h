@@ -107,6 +107,37 @@ enum ksym_module_kind {
 };
 
 /**
+ * What a relocation writes.
+ */
+enum ksym_bpf_reloc_kind {
+    /**
+     * ld_imm64 <- kernel address of an extern.
+     */
+    KSYM_BPF_RELOC_KSYM = 1,
+    /**
+     * ld_imm64 <- map fd (src_reg BPF_PSEUDO_MAP_FD).
+     */
+    KSYM_BPF_RELOC_MAP_FD = 2,
+    /**
+     * ld_imm64 <- data-section map + offset (BPF_PSEUDO_MAP_VALUE).
+     */
+    KSYM_BPF_RELOC_MAP_VALUE = 3,
+    /**
+     * bpf-to-bpf call to a subprogram.
+     */
+    KSYM_BPF_RELOC_CALL = 4,
+    /**
+     * ld_imm64 <- address of a subprogram (BPF_PSEUDO_FUNC, callbacks).
+     */
+    KSYM_BPF_RELOC_FUNC = 5,
+};
+
+/**
+ * A BPF ELF object (opaque). Used by one thread at a time.
+ */
+struct ksym_bpf_object;
+
+/**
  * A pull-through cache of resolved names (opaque). Internally synchronised:
  * any number of threads may use one at once.
  */
@@ -117,6 +148,125 @@ struct ksym_cache;
  * threads may use it at once.
  */
 struct ksym_table;
+
+/**
+ * A program (output struct: set `sz`).
+ */
+struct ksym_bpf_program_info {
+    /**
+     * sizeof(struct ksym_bpf_program_info), set by the caller.
+     */
+    size_t sz;
+    /**
+     * The symbol's name: an alias has its own name.
+     */
+    const char *name;
+    /**
+     * ELF section name, e.g. "socket", "fentry/vfs_read".
+     */
+    const char *section;
+    /**
+     * Index of the program whose instructions this one shares; its own index if none.
+     */
+    size_t alias_of;
+    /**
+     * Offset in the section, in instructions.
+     */
+    size_t insn_off;
+    /**
+     * Instructions of the function itself (before subprograms are appended).
+     */
+    size_t insn_cnt;
+};
+
+/**
+ * A map (output struct: set `sz`).
+ */
+struct ksym_bpf_map_info {
+    /**
+     * sizeof(struct ksym_bpf_map_info), set by the caller.
+     */
+    size_t sz;
+    /**
+     * ".maps" variable name, or the data section name (".bss", ".data", ".rodata", ...).
+     */
+    const char *name;
+    const char *section;
+    uint32_t type;
+    uint32_t key_size;
+    uint32_t value_size;
+    uint32_t max_entries;
+    uint32_t map_flags;
+    /**
+     * Data sections: initial contents (NULL for .bss and `.maps` maps).
+     */
+    const void *initial_value;
+    size_t initial_value_size;
+};
+
+/**
+ * An untyped `__ksym` extern (output struct: set `sz`).
+ */
+struct ksym_bpf_extern_info {
+    /**
+     * sizeof(struct ksym_bpf_extern_info), set by the caller.
+     */
+    size_t sz;
+    /**
+     * May be module-qualified ("ext4`ext4_file_open") via an asm label.
+     */
+    const char *name;
+    bool weak;
+    /**
+     * Found in kallsyms by ksym_bpf_object_resolve_ksyms.
+     */
+    bool resolved;
+    /**
+     * After ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
+     */
+    uint64_t addr;
+};
+
+/**
+ * A relocation of a program (output struct: set `sz`).
+ */
+struct ksym_bpf_reloc {
+    /**
+     * sizeof(struct ksym_bpf_reloc), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Index in the program's final instruction array.
+     */
+    size_t insn_idx;
+    /**
+     * enum ksym_bpf_reloc_kind.
+     */
+    int kind;
+    /**
+     * Extern, map, data section or subprogram name.
+     */
+    const char *symbol;
+    /**
+     * Map index (MAP_*), extern index (KSYM), or final insn index of the callee (CALL, FUNC).
+     */
+    size_t target;
+    /**
+     * MAP_VALUE: the offset in the data section (`insn[1].imm`).
+     */
+    int64_t addend;
+};
+
+/**
+ * One instruction, layout-compatible with `struct bpf_insn` from
+ * `<linux/bpf.h>` (dst_reg in the low nibble of `regs`, src_reg in the high).
+ */
+struct ksym_bpf_insn {
+    uint8_t code;
+    uint8_t regs;
+    int16_t off;
+    int32_t imm;
+};
 
 /**
  * Options of `ksym_table_open` and `ksym_cache_new`. Declare with
@@ -285,6 +435,147 @@ extern "C" {
  * Version string "MAJOR.MINOR.PATCH". Static.
  */
 const char *ksym_version(void);
+
+/**
+ * Opens a BPF ELF object file (64-bit little-endian EM_BPF relocatable).
+ * NULL on failure: KSYM_ERR_FORMAT for malformed input (the message says
+ * what and where), KSYM_ERR_UNSUPPORTED for what libksym does not handle
+ * yet (kfunc calls, typed ksyms, .kconfig externs, legacy maps...).
+ */
+struct ksym_bpf_object *ksym_bpf_object_open(const char *path);
+
+/**
+ * Opens an object from `len` bytes in memory (copied: the buffer is not kept).
+ */
+struct ksym_bpf_object *ksym_bpf_object_open_mem(const void *buf, size_t len);
+
+/**
+ * Frees an object (NULL is a no-op).
+ */
+void ksym_bpf_object_free(struct ksym_bpf_object *obj);
+
+/**
+ * The contents of the "license" section ("" when there is none).
+ */
+const char *ksym_bpf_object_license(const struct ksym_bpf_object *obj);
+
+/**
+ * Number of programs, aliases included.
+ */
+size_t ksym_bpf_object_program_count(const struct ksym_bpf_object *obj);
+
+/**
+ * Describes program `prog` (set out->sz first).
+ */
+int ksym_bpf_program_info(const struct ksym_bpf_object *obj,
+                          size_t prog,
+                          struct ksym_bpf_program_info *out);
+
+/**
+ * Finds a program by (symbol) name.
+ */
+int ksym_bpf_object_find_program(const struct ksym_bpf_object *obj, const char *name, size_t *prog);
+
+/**
+ * Number of maps: `.maps` variables, then data sections.
+ */
+size_t ksym_bpf_object_map_count(const struct ksym_bpf_object *obj);
+
+/**
+ * Describes map `map` (set out->sz first).
+ */
+int ksym_bpf_map_info(const struct ksym_bpf_object *obj, size_t map, struct ksym_bpf_map_info *out);
+
+/**
+ * Finds a map by name.
+ */
+int ksym_bpf_object_find_map(const struct ksym_bpf_object *obj, const char *name, size_t *map);
+
+/**
+ * Gives map `map` the fd of the kernel map created for it (used by
+ * ksym_bpf_object_relocate; libksym does not own or close it).
+ */
+int ksym_bpf_object_set_map_fd(struct ksym_bpf_object *obj, size_t map, int fd);
+
+/**
+ * Number of untyped `__ksym` externs.
+ */
+size_t ksym_bpf_object_extern_count(const struct ksym_bpf_object *obj);
+
+/**
+ * Describes extern `ext` (set out->sz first).
+ */
+int ksym_bpf_extern_info(const struct ksym_bpf_object *obj,
+                         size_t ext,
+                         struct ksym_bpf_extern_info *out);
+
+/**
+ * Resolves every untyped __ksym extern of the object in one pass. `cache`
+ * may be NULL (one pass over /proc/kallsyms, nothing kept). A strong
+ * extern not found is KSYM_ERR_NOT_FOUND (the message names it, with near
+ * matches); a weak one gets 0; an ambiguous one is KSYM_ERR_AMBIGUOUS; a
+ * restricted kallsyms is KSYM_ERR_RESTRICTED unless every extern is weak.
+ */
+int ksym_bpf_object_resolve_ksyms(struct ksym_bpf_object *obj, struct ksym_cache *cache);
+
+/**
+ * Number of relocations of a program (an alias reports its target's).
+ */
+size_t ksym_bpf_program_reloc_count(const struct ksym_bpf_object *obj, size_t prog);
+
+/**
+ * Relocation `i` of a program, in final instruction indices (set out->sz first).
+ */
+int ksym_bpf_program_reloc(const struct ksym_bpf_object *obj,
+                           size_t prog,
+                           size_t i,
+                           struct ksym_bpf_reloc *out);
+
+/**
+ * Applies everything: subprograms appended (done at open), calls patched,
+ * map fds, data-section values and resolved ksyms written. Needs an fd for
+ * every map a program uses (KSYM_ERR_INVALID naming it otherwise) and, if
+ * a program uses externs, ksym_bpf_object_resolve_ksyms first. A program
+ * with CO-RE relocations is KSYM_ERR_UNSUPPORTED. Can be called again.
+ */
+int ksym_bpf_object_relocate(struct ksym_bpf_object *obj);
+
+/**
+ * After relocate: the final instructions of a program and their count. An
+ * alias returns the very same pointer as the program it aliases: one copy,
+ * however many aliases. NULL with KSYM_ERR_INVALID before relocate.
+ */
+const struct ksym_bpf_insn *ksym_bpf_program_insns(const struct ksym_bpf_object *obj,
+                                                   size_t prog,
+                                                   size_t *insn_cnt);
+
+/**
+ * The object's .BTF made loadable by BPF_BTF_LOAD (DATASEC sizes and VAR
+ * offsets filled in from the ELF, extern VARs/FUNCs the kernel refuses
+ * rewritten, as libbpf does). NULL with KSYM_ERR_NOT_FOUND when the object
+ * has no BTF.
+ */
+const void *ksym_bpf_object_btf(const struct ksym_bpf_object *obj, size_t *size);
+
+/**
+ * The func_info records of a program's final instructions (struct
+ * bpf_func_info: insn_off in final instruction indices, type_id), ready
+ * for BPF_PROG_LOAD. An alias gets its target's. NULL with
+ * KSYM_ERR_NOT_FOUND when the object has no BTF.
+ */
+const void *ksym_bpf_program_func_info(const struct ksym_bpf_object *obj,
+                                       size_t prog,
+                                       size_t *rec_size,
+                                       size_t *cnt);
+
+/**
+ * The line_info records of a program's final instructions (struct
+ * bpf_line_info), as for func_info.
+ */
+const void *ksym_bpf_program_line_info(const struct ksym_bpf_object *obj,
+                                       size_t prog,
+                                       size_t *rec_size,
+                                       size_t *cnt);
 
 /**
  * The code of the last failing call on this thread, 0 if the last call

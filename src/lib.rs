@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod bpf;
 pub mod cname;
 pub mod error;
 pub mod kallsyms;

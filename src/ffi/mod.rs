@@ -15,6 +15,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+pub mod bpf;
 pub mod error;
 pub mod resolve;
 pub mod table;

@@ -13,7 +13,7 @@ use crate::resolve::{resolve, Source};
 /// A pull-through cache of resolved names (opaque). Internally synchronised:
 /// any number of threads may use one at once.
 pub struct ksym_cache {
-    cache: Cache,
+    pub(crate) cache: Cache,
 }
 
 /// The queries of a call as byte strings (each must be non-NULL).

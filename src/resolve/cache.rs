@@ -224,6 +224,11 @@ impl Cache {
         st.stats.entries = 0;
     }
 
+    /// Where the cache reads kallsyms from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
     pub fn stats(&self) -> CacheStats {
         self.lock().stats
     }

@@ -1,0 +1,257 @@
+/*
+ * BPF objects through the C API, no kernel needed: programs and aliases,
+ * maps, externs, relocations, every error path (NULL arguments, bad
+ * indices, malformed objects, unsupported features, relocate before its
+ * inputs are set), the final instructions shared by aliases.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+
+#include <stdint.h>
+#include <unistd.h>
+
+static const char *objdir;
+static char dir[64];
+
+static char *slurp(const char *name, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", objdir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static struct ksym_bpf_object *open_obj(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", objdir, name);
+    return ksym_bpf_object_open(path);
+}
+
+/* A cache over a two-line kallsyms. */
+static struct ksym_cache *kernel_cache(void)
+{
+    char k[128], m[128];
+    snprintf(k, sizeof(k), "%s/kallsyms", dir);
+    snprintf(m, sizeof(m), "%s/modules", dir);
+    FILE *f = fopen(k, "w");
+    fputs("ffffffff81000000 T _text\nffffffff81000100 T schedule\n", f);
+    fclose(f);
+    f = fopen(m, "w");
+    fclose(f);
+    KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = k, .modules_path = m, .builtin_ranges_path = "");
+    return ksym_cache_new(&o);
+}
+
+static void test_inspect(void)
+{
+    struct ksym_bpf_object *o = open_obj("aliases.bpf.o");
+    CHECK(o != NULL);
+    if (!o)
+        return;
+    CHECK(strcmp(ksym_bpf_object_license(o), "GPL") == 0);
+    CHECK(ksym_bpf_object_program_count(o) == 4);
+    struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+    CHECK(ksym_bpf_program_info(o, 2, &p) == 0);
+    CHECK(!strcmp(p.name, "prog_alias_two") && !strcmp(p.section, "socket") && p.alias_of == 0);
+    CHECK(p.insn_off == 0 && p.insn_cnt > 100);
+    CHECK(ksym_bpf_program_info(o, 3, &p) == 0 && !strcmp(p.name, "second") && p.alias_of == 3);
+    CHECK(ksym_bpf_program_info(o, 4, &p) == KSYM_ERR_NOT_FOUND);
+    size_t idx = 99;
+    CHECK(ksym_bpf_object_find_program(o, "prog_alias_one", &idx) == 0 && idx == 1);
+    CHECK(ksym_bpf_object_find_program(o, "nope", &idx) == KSYM_ERR_NOT_FOUND && idx == 1);
+    CHECK_MSG("prog_alias_one");
+
+    CHECK(ksym_bpf_object_map_count(o) == 4);
+    struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+    CHECK(ksym_bpf_map_info(o, 0, &m) == 0);
+    CHECK(!strcmp(m.name, "results") && !strcmp(m.section, ".maps") && m.type == 2 && m.key_size == 4);
+    CHECK(m.value_size == 8 && m.max_entries == 16 && m.initial_value == NULL);
+    CHECK(ksym_bpf_object_find_map(o, ".rodata", &idx) == 0);
+    CHECK(ksym_bpf_map_info(o, idx, &m) == 0 && m.map_flags == 0x80 && m.initial_value_size == 8);
+    CHECK(*(const uint64_t *)m.initial_value == 0xfeedbeef);
+    CHECK(ksym_bpf_object_find_map(o, ".bss", &idx) == 0);
+    CHECK(ksym_bpf_map_info(o, idx, &m) == 0 && m.initial_value == NULL && m.value_size == 8);
+
+    CHECK(ksym_bpf_object_extern_count(o) == 3);
+    struct ksym_bpf_extern_info e = { .sz = sizeof(e) };
+    CHECK(ksym_bpf_extern_info(o, 2, &e) == 0 && !strcmp(e.name, "vmlinux`_text") && !e.weak && !e.resolved);
+    CHECK(ksym_bpf_extern_info(o, 1, &e) == 0 && e.weak);
+
+    size_t n = ksym_bpf_program_reloc_count(o, 0);
+    CHECK(n > 10 && n == ksym_bpf_program_reloc_count(o, 1));
+    int kinds[6] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        struct ksym_bpf_reloc r = { .sz = sizeof(r) };
+        CHECK(ksym_bpf_program_reloc(o, 0, i, &r) == 0);
+        if (r.kind >= 1 && r.kind <= 5)
+            kinds[r.kind]++;
+        if (r.kind == KSYM_BPF_RELOC_CALL)
+            CHECK(r.target >= 118);
+    }
+    CHECK(kinds[KSYM_BPF_RELOC_KSYM] == 3 && kinds[KSYM_BPF_RELOC_MAP_FD] == 8 && kinds[KSYM_BPF_RELOC_CALL] == 2);
+    CHECK(kinds[KSYM_BPF_RELOC_FUNC] == 1 && kinds[KSYM_BPF_RELOC_MAP_VALUE] == 4);
+    struct ksym_bpf_reloc r = { .sz = sizeof(r) };
+    CHECK(ksym_bpf_program_reloc(o, 0, n, &r) == KSYM_ERR_NOT_FOUND);
+
+    size_t size = 0, rs = 0, cnt = 0;
+    CHECK(ksym_bpf_object_btf(o, &size) != NULL && size > 100);
+    const uint32_t *fi = ksym_bpf_program_func_info(o, 0, &rs, &cnt);
+    CHECK(fi != NULL && rs == 8 && cnt == 4 && fi[0] == 0);
+    CHECK(ksym_bpf_program_func_info(o, 1, &rs, &cnt) == fi);
+    CHECK(ksym_bpf_program_line_info(o, 0, &rs, &cnt) != NULL && rs == 16 && cnt > 10);
+    ksym_bpf_object_free(o);
+}
+
+static void test_relocate(void)
+{
+    struct ksym_bpf_object *o = open_obj("aliases.bpf.o");
+    struct ksym_cache *c = kernel_cache();
+    size_t cnt;
+    CHECK(o && c);
+    if (!o || !c)
+        return;
+    /* Nothing before relocate; relocate needs fds, then resolved externs. */
+    CHECK(ksym_bpf_program_insns(o, 0, &cnt) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_relocate(o) == KSYM_ERR_INVALID);
+    CHECK_MSG("results");
+    for (size_t i = 0; i < ksym_bpf_object_map_count(o); i++)
+        CHECK(ksym_bpf_object_set_map_fd(o, i, 40 + (int)i) == 0);
+    CHECK(ksym_bpf_object_set_map_fd(o, 9, 3) == KSYM_ERR_NOT_FOUND);
+    CHECK(ksym_bpf_object_set_map_fd(o, 0, -5) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_relocate(o) == KSYM_ERR_INVALID);
+    CHECK_MSG("resolve_ksyms");
+    CHECK(ksym_bpf_object_resolve_ksyms(o, c) == 0);
+    struct ksym_bpf_extern_info e = { .sz = sizeof(e) };
+    CHECK(ksym_bpf_extern_info(o, 0, &e) == 0 && e.resolved && e.addr == 0xffffffff81000000ull);
+    CHECK(ksym_bpf_extern_info(o, 1, &e) == 0 && !e.resolved && e.addr == 0);
+    CHECK(ksym_bpf_object_relocate(o) == 0);
+
+    const struct ksym_bpf_insn *i0 = ksym_bpf_program_insns(o, 0, &cnt);
+    size_t cnt1, cnt2;
+    CHECK(i0 != NULL && cnt > 118);
+    CHECK(ksym_bpf_program_insns(o, 1, &cnt1) == i0 && cnt1 == cnt);
+    CHECK(ksym_bpf_program_insns(o, 2, &cnt2) == i0 && cnt2 == cnt);
+    for (size_t i = 0; i < ksym_bpf_program_reloc_count(o, 0); i++) {
+        struct ksym_bpf_reloc r = { .sz = sizeof(r) };
+        ksym_bpf_program_reloc(o, 0, i, &r);
+        const struct ksym_bpf_insn *in = &i0[r.insn_idx];
+        switch (r.kind) {
+        case KSYM_BPF_RELOC_MAP_FD:
+            CHECK(in[0].code == 0x18 && (in[0].regs >> 4) == 1 && in[0].imm == 40 + (int)r.target);
+            break;
+        case KSYM_BPF_RELOC_MAP_VALUE:
+            CHECK((in[0].regs >> 4) == 2 && in[0].imm == 40 + (int)r.target && in[1].imm == r.addend);
+            break;
+        case KSYM_BPF_RELOC_KSYM:
+            if (!strcmp(r.symbol, "libksym_no_such_symbol"))
+                CHECK(in[0].imm == 0 && in[1].imm == 0);
+            else
+                CHECK((uint32_t)in[0].imm == 0x81000000u && (uint32_t)in[1].imm == 0xffffffffu);
+            break;
+        case KSYM_BPF_RELOC_CALL:
+        case KSYM_BPF_RELOC_FUNC:
+            CHECK((size_t)((long)r.insn_idx + 1 + in[0].imm) == r.target);
+            break;
+        default:
+            CHECK(0);
+        }
+    }
+    ksym_bpf_object_free(o);
+    ksym_cache_free(c);
+}
+
+static void test_errors(void)
+{
+    size_t x, len = 0;
+    CHECK(ksym_bpf_object_open(NULL) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(open_obj("does-not-exist.o") == NULL && ksym_last_error() == KSYM_ERR_NOT_FOUND);
+    CHECK(ksym_bpf_object_open_mem(NULL, 4) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_open_mem("garbage!", 8) == NULL && ksym_last_error() == KSYM_ERR_FORMAT);
+    CHECK(ksym_bpf_object_program_count(NULL) == 0 && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_license(NULL) == NULL);
+    CHECK(ksym_bpf_program_info(NULL, 0, NULL) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_relocate(NULL) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_resolve_ksyms(NULL, NULL) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_find_map(NULL, "x", &x) == KSYM_ERR_INVALID);
+    ksym_bpf_object_free(NULL);
+
+    /* Malformed objects, from memory: truncated, wrong machine, a relocation
+     * moved onto an instruction that is not ld_imm64. */
+    char *buf = slurp("aliases.bpf.o", &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    struct ksym_bpf_object *o = ksym_bpf_object_open_mem(buf, len);
+    CHECK(o != NULL);
+    ksym_bpf_object_free(o);
+    for (size_t cut = 0; cut < len; cut += 97)
+        CHECK(ksym_bpf_object_open_mem(buf, cut) == NULL && ksym_last_error() == KSYM_ERR_FORMAT);
+    buf[18] = 62; /* EM_X86_64 */
+    CHECK(ksym_bpf_object_open_mem(buf, len) == NULL && ksym_last_error() == KSYM_ERR_UNSUPPORTED);
+    CHECK_MSG("machine 62");
+    free(buf);
+
+    o = open_obj("kfunc.bpf.o");
+    CHECK(o == NULL && ksym_last_error() == KSYM_ERR_UNSUPPORTED);
+    CHECK_MSG("bpf_rcu_read_lock");
+    o = open_obj("typed_ksym.bpf.o");
+    CHECK(o == NULL && ksym_last_error() == KSYM_ERR_UNSUPPORTED);
+    CHECK_MSG("bpf_prog_active");
+    o = open_obj("core.bpf.o");
+    CHECK(o != NULL);
+    CHECK(ksym_bpf_object_set_map_fd(o, 0, 3) == 0 && ksym_bpf_object_relocate(o) == KSYM_ERR_UNSUPPORTED);
+    CHECK_MSG("core_prog");
+    ksym_bpf_object_free(o);
+
+    /* Strong extern missing: named, with near matches. */
+    o = open_obj("nobtf.bpf.o");
+    char k[128], m[128];
+    snprintf(k, sizeof(k), "%s/kallsyms2", dir);
+    snprintf(m, sizeof(m), "%s/modules", dir);
+    FILE *f = fopen(k, "w");
+    fputs("ffffffff81000000 T _text.cold\n", f);
+    fclose(f);
+    KSYM_OPTS(ksym_table_opts, co, .kallsyms_path = k, .modules_path = m, .builtin_ranges_path = "");
+    struct ksym_cache *c = ksym_cache_new(&co);
+    CHECK(ksym_bpf_object_resolve_ksyms(o, c) == KSYM_ERR_NOT_FOUND);
+    CHECK_MSG("extern `_text`");
+    CHECK_MSG("_text.cold");
+    size_t size;
+    CHECK(ksym_bpf_object_btf(o, &size) == NULL && ksym_last_error() == KSYM_ERR_NOT_FOUND);
+    ksym_cache_free(c);
+    ksym_bpf_object_free(o);
+}
+
+int main(void)
+{
+    objdir = getenv("KSYM_BPF_OBJECTS");
+    if (!objdir)
+        objdir = "c-tests/bpf";
+    snprintf(dir, sizeof(dir), "/tmp/ksym-ctest-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_inspect();
+    test_relocate();
+    test_errors();
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return finish("test_bpf");
+}

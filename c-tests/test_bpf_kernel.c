@@ -1,0 +1,169 @@
+/*
+ * BPF objects loaded into the running kernel, where bpf() is permitted:
+ * BTF loaded, maps created with the sizes libksym reports, fds set,
+ * externs resolved, relocated, EVERY program loaded (each alias included)
+ * with its func_info and line_info, run with BPF_PROG_TEST_RUN, and what it
+ * wrote checked: the kernel address of each ksym as /proc/kallsyms gives
+ * it, 0 for the weak missing one, the subprograms' and the callback's
+ * results, the data-section values. Every alias must produce what its
+ * target does. Where bpf() is not permitted the test says SKIP.
+ */
+#define _GNU_SOURCE
+
+#include "check.h"
+#include "../tools/bpf_loader.h"
+
+static const char *objdir;
+
+/* The address of `name` (a core symbol) in /proc/kallsyms, 0 if absent. */
+static uint64_t kallsyms_addr(const char *name)
+{
+    FILE *f = fopen("/proc/kallsyms", "r");
+    char line[512], sym[256], type;
+    unsigned long long a;
+    uint64_t found = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name) && !strchr(line, '\t')) {
+            found = a;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+static struct ksym_bpf_object *open_obj(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", objdir, name);
+    struct ksym_bpf_object *o = ksym_bpf_object_open(path);
+    CHECK(o != NULL);
+    return o;
+}
+
+/* Runs program i after zeroing the results map; copies the 16 results. */
+static int run_aliases_prog(struct kl_loaded *l, size_t results_map, size_t i, uint64_t out[16])
+{
+    uint64_t zero = 0;
+    uint32_t ret = 99;
+    for (uint32_t k = 0; k < 16; k++)
+        if (kl_map_update(l->map_fds[results_map], &k, &zero))
+            return -1;
+    if (kl_test_run(l->prog_fds[i], &ret) || ret != 0)
+        return -1;
+    for (uint32_t k = 0; k < 16; k++)
+        if (kl_map_lookup(l->map_fds[results_map], &k, &out[k]))
+            return -1;
+    return 0;
+}
+
+static void test_aliases(uint64_t text)
+{
+    struct ksym_bpf_object *o = open_obj("aliases.bpf.o");
+    if (!o)
+        return;
+    struct kl_loaded l;
+    char why[4096];
+    int err = kl_load(o, NULL, &l, stdout, why, sizeof(why));
+    CHECK(err == 0);
+    if (err) {
+        fprintf(stderr, "load: %s\n", why);
+        kl_unload(&l);
+        ksym_bpf_object_free(o);
+        return;
+    }
+    size_t results, prog, second;
+    CHECK(ksym_bpf_object_find_map(o, "results", &results) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "prog", &prog) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "second", &second) == 0);
+
+    uint64_t want[16] = { 0 };
+    want[0] = text;
+    want[1] = 0;              /* weak, missing */
+    want[2] = 1 + 0x1234;     /* add_seed(1) with seed from .data */
+    want[3] = 0 + 1 + 2 + 3 + 4; /* bpf_loop callback */
+    want[4] = 0xfeedbeef;     /* .rodata */
+    want[5] = 7;              /* .bss */
+    want[6] = 40;             /* global subprogram */
+    want[8] = text;           /* extern with the asm label "vmlinux`_text" */
+
+    uint64_t target[16];
+    CHECK(run_aliases_prog(&l, results, prog, target) == 0);
+    for (int k = 0; k < 16; k++) {
+        if (target[k] != want[k])
+            fprintf(stderr, "results[%d] = %#llx, want %#llx\n", k, (unsigned long long)target[k],
+                    (unsigned long long)want[k]);
+        CHECK(target[k] == want[k]);
+    }
+    /* Every alias: loaded on its own, same results, same instructions. */
+    size_t n = ksym_bpf_object_program_count(o), aliases = 0;
+    size_t tcnt;
+    const struct ksym_bpf_insn *tinsns = ksym_bpf_program_insns(o, prog, &tcnt);
+    for (size_t i = 0; i < n; i++) {
+        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+        CHECK(ksym_bpf_program_info(o, i, &p) == 0);
+        if (p.alias_of != prog || i == prog)
+            continue;
+        aliases++;
+        size_t cnt;
+        CHECK(ksym_bpf_program_insns(o, i, &cnt) == tinsns && cnt == tcnt);
+        CHECK(l.prog_fds[i] >= 0);
+        uint64_t got[16];
+        CHECK(run_aliases_prog(&l, results, i, got) == 0);
+        CHECK(memcmp(got, target, sizeof(got)) == 0);
+    }
+    CHECK(aliases == 2);
+    /* The other program section. */
+    uint64_t got[16];
+    CHECK(run_aliases_prog(&l, results, second, got) == 0);
+    CHECK(got[7] == 2 + 0x1234 + 0xfeedbeef);
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
+static void test_no_btf(uint64_t text)
+{
+    struct ksym_bpf_object *o = open_obj("nobtf.bpf.o");
+    if (!o)
+        return;
+    size_t size;
+    CHECK(ksym_bpf_object_btf(o, &size) == NULL && ksym_last_error() == KSYM_ERR_NOT_FOUND);
+    struct kl_loaded l;
+    char why[4096];
+    int err = kl_load(o, NULL, &l, stdout, why, sizeof(why));
+    CHECK(err == 0);
+    if (err == 0) {
+        size_t bss;
+        uint32_t ret, zero = 0;
+        uint64_t out[3];
+        CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
+        CHECK(kl_test_run(l.prog_fds[0], &ret) == 0);
+        CHECK(kl_map_lookup(l.map_fds[bss], &zero, out) == 0);
+        CHECK(out[0] == text && out[1] == 3 * 5 + 100 && out[2] == 100);
+    } else {
+        fprintf(stderr, "load: %s\n", why);
+    }
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
+int main(void)
+{
+    objdir = getenv("KSYM_BPF_OBJECTS");
+    if (!objdir)
+        objdir = "c-tests/bpf";
+    int avail = kl_bpf_available();
+    if (avail) {
+        SKIP("bpf() is not permitted here (%s): no BPF program can be loaded", strerror(-avail));
+        return finish("test_bpf_kernel");
+    }
+    uint64_t text = kallsyms_addr("_text");
+    if (!text) {
+        SKIP("/proc/kallsyms hides addresses: the ksyms cannot be checked");
+        return finish("test_bpf_kernel");
+    }
+    test_aliases(text);
+    test_no_btf(text);
+    return finish("test_bpf_kernel");
+}

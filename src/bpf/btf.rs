@@ -1,0 +1,710 @@
+//! A small BTF reader and writer: enough to read BTF-defined maps and
+//! `.ksyms` externs, to make an object's BTF loadable (the fixups libbpf
+//! does), and to read `.BTF.ext` (func_info, line_info, CO-RE relocations).
+//!
+//! Format: `Documentation/bpf/btf.rst`. Every offset and index is checked;
+//! malformed BTF is `KSYM_ERR_FORMAT`, never a panic.
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+
+pub const MAGIC: u16 = 0xeb9f;
+
+pub const KIND_INT: u32 = 1;
+pub const KIND_PTR: u32 = 2;
+pub const KIND_ARRAY: u32 = 3;
+pub const KIND_STRUCT: u32 = 4;
+pub const KIND_UNION: u32 = 5;
+pub const KIND_ENUM: u32 = 6;
+pub const KIND_FWD: u32 = 7;
+pub const KIND_TYPEDEF: u32 = 8;
+pub const KIND_VOLATILE: u32 = 9;
+pub const KIND_CONST: u32 = 10;
+pub const KIND_RESTRICT: u32 = 11;
+pub const KIND_FUNC: u32 = 12;
+pub const KIND_FUNC_PROTO: u32 = 13;
+pub const KIND_VAR: u32 = 14;
+pub const KIND_DATASEC: u32 = 15;
+pub const KIND_FLOAT: u32 = 16;
+pub const KIND_DECL_TAG: u32 = 17;
+pub const KIND_TYPE_TAG: u32 = 18;
+pub const KIND_ENUM64: u32 = 19;
+
+pub const VAR_STATIC: u32 = 0;
+pub const VAR_GLOBAL_ALLOCATED: u32 = 1;
+pub const VAR_GLOBAL_EXTERN: u32 = 2;
+pub const FUNC_STATIC: u32 = 0;
+pub const FUNC_GLOBAL: u32 = 1;
+pub const FUNC_EXTERN: u32 = 2;
+
+/// The part of a type that follows its 12-byte header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Extra {
+    None,
+    Int(u32),
+    Array {
+        ty: u32,
+        index_ty: u32,
+        nelems: u32,
+    },
+    /// struct/union members: (name_off, type, offset).
+    Members(Vec<[u32; 3]>),
+    /// enum values: (name_off, value).
+    Enum(Vec<[u32; 2]>),
+    /// enum64 values: (name_off, lo, hi).
+    Enum64(Vec<[u32; 3]>),
+    /// func_proto params: (name_off, type).
+    Params(Vec<[u32; 2]>),
+    Var {
+        linkage: u32,
+    },
+    /// datasec entries: (type, offset, size).
+    Datasec(Vec<[u32; 3]>),
+    DeclTag(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Type {
+    pub name_off: u32,
+    pub info: u32,
+    /// `size` or `type`, depending on the kind.
+    pub size_type: u32,
+    pub extra: Extra,
+}
+
+impl Type {
+    pub fn kind(&self) -> u32 {
+        (self.info >> 24) & 0x1f
+    }
+    pub fn vlen(&self) -> u32 {
+        self.info & 0xffff
+    }
+}
+
+/// Parsed BTF: types (index = type id; id 0 is void) and strings.
+#[derive(Clone, Debug)]
+pub struct Btf {
+    pub types: Vec<Type>,
+    pub strings: Vec<u8>,
+    flags: u8,
+}
+
+fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(off..off + 4)?.try_into().ok()?))
+}
+
+fn bad(what: impl std::fmt::Display) -> Error {
+    Error::format(format!("malformed .BTF: {what}"))
+}
+
+impl Btf {
+    pub fn parse(data: &[u8]) -> Result<Btf> {
+        if data.len() < 24 {
+            return Err(bad("shorter than its header"));
+        }
+        let magic = data.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
+        if magic != Some(MAGIC) {
+            return Err(bad("bad magic (not little-endian BTF?)"));
+        }
+        let version = data.get(2).copied().unwrap_or(0);
+        if version != 1 {
+            return Err(bad(format!("version {version}, expected 1")));
+        }
+        let flags = data[3];
+        let field = |o: usize| u32_at(data, o).ok_or_else(|| bad("truncated header"));
+        let hdr_len = field(4)? as usize;
+        let (type_off, type_len, str_off, str_len) =
+            (field(8)?, field(12)?, field(16)?, field(20)?);
+        if hdr_len < 24 {
+            return Err(bad("header too short"));
+        }
+        let section = |off: u32, len: u32, what: &str| {
+            let start = hdr_len.checked_add(off as usize).ok_or_else(|| bad(what))?;
+            let end = start.checked_add(len as usize).ok_or_else(|| bad(what))?;
+            data.get(start..end)
+                .ok_or_else(|| bad(format!("{what} section out of bounds")))
+        };
+        let tdata = section(type_off, type_len, "type")?;
+        let strings = section(str_off, str_len, "string")?.to_vec();
+        if strings.first().is_some_and(|&b| b != 0) {
+            return Err(bad("string section does not start with NUL"));
+        }
+        let mut types = vec![Type {
+            name_off: 0,
+            info: 0,
+            size_type: 0,
+            extra: Extra::None,
+        }];
+        let mut pos = 0;
+        while pos < tdata.len() {
+            let id = types.len();
+            let get =
+                |o: usize| u32_at(tdata, o).ok_or_else(|| bad(format!("type {id} truncated")));
+            let (name_off, info, size_type) = (get(pos)?, get(pos + 4)?, get(pos + 8)?);
+            pos += 12;
+            let vlen = (info & 0xffff) as usize;
+            let kind = (info >> 24) & 0x1f;
+            let mut words = |n: usize| -> Result<Vec<u32>> {
+                let need = n.checked_mul(4).ok_or_else(|| bad("overflow"))?;
+                if tdata.len() - pos < need {
+                    return Err(bad(format!("type {id} truncated")));
+                }
+                let v = (0..n)
+                    .map(|k| u32_at(tdata, pos + 4 * k).unwrap_or(0))
+                    .collect();
+                pos += need;
+                Ok(v)
+            };
+            let extra = match kind {
+                KIND_INT => Extra::Int(words(1)?[0]),
+                KIND_ARRAY => {
+                    let w = words(3)?;
+                    Extra::Array {
+                        ty: w[0],
+                        index_ty: w[1],
+                        nelems: w[2],
+                    }
+                }
+                KIND_STRUCT | KIND_UNION => Extra::Members(
+                    words(3 * vlen)?
+                        .chunks(3)
+                        .map(|c| [c[0], c[1], c[2]])
+                        .collect(),
+                ),
+                KIND_ENUM => {
+                    Extra::Enum(words(2 * vlen)?.chunks(2).map(|c| [c[0], c[1]]).collect())
+                }
+                KIND_ENUM64 => Extra::Enum64(
+                    words(3 * vlen)?
+                        .chunks(3)
+                        .map(|c| [c[0], c[1], c[2]])
+                        .collect(),
+                ),
+                KIND_FUNC_PROTO => {
+                    Extra::Params(words(2 * vlen)?.chunks(2).map(|c| [c[0], c[1]]).collect())
+                }
+                KIND_VAR => Extra::Var {
+                    linkage: words(1)?[0],
+                },
+                KIND_DATASEC => Extra::Datasec(
+                    words(3 * vlen)?
+                        .chunks(3)
+                        .map(|c| [c[0], c[1], c[2]])
+                        .collect(),
+                ),
+                KIND_DECL_TAG => Extra::DeclTag(words(1)?[0]),
+                KIND_PTR | KIND_FWD | KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT
+                | KIND_FUNC | KIND_FLOAT | KIND_TYPE_TAG => Extra::None,
+                k => return Err(bad(format!("type {id} has unknown kind {k}"))),
+            };
+            types.push(Type {
+                name_off,
+                info,
+                size_type,
+                extra,
+            });
+        }
+        let btf = Btf {
+            types,
+            strings,
+            flags,
+        };
+        btf.check_references()?;
+        Ok(btf)
+    }
+
+    /// Every type id and string offset used points inside the BTF.
+    fn check_references(&self) -> Result<()> {
+        let n = self.types.len() as u32;
+        let s = self.strings.len() as u32;
+        for (id, t) in self.types.iter().enumerate().skip(1) {
+            let ty_ok = |x: u32| x < n;
+            if t.name_off >= s && t.name_off != 0 {
+                return Err(bad(format!("type {id} name offset out of range")));
+            }
+            let refs_type = matches!(
+                t.kind(),
+                KIND_PTR
+                    | KIND_TYPEDEF
+                    | KIND_VOLATILE
+                    | KIND_CONST
+                    | KIND_RESTRICT
+                    | KIND_FUNC
+                    | KIND_FUNC_PROTO
+                    | KIND_VAR
+                    | KIND_DECL_TAG
+                    | KIND_TYPE_TAG
+            );
+            if refs_type && !ty_ok(t.size_type) {
+                return Err(bad(format!(
+                    "type {id} refers to type {} of {n}",
+                    t.size_type
+                )));
+            }
+            let bad_ref = match &t.extra {
+                Extra::Array { ty, index_ty, .. } => !ty_ok(*ty) || !ty_ok(*index_ty),
+                Extra::Members(m) => m.iter().any(|m| !ty_ok(m[1]) || m[0] >= s.max(1)),
+                Extra::Params(p) => p.iter().any(|p| !ty_ok(p[1]) || p[0] >= s.max(1)),
+                Extra::Datasec(d) => d.iter().any(|d| !ty_ok(d[0])),
+                Extra::Enum(e) => e.iter().any(|e| e[0] >= s.max(1)),
+                Extra::Enum64(e) => e.iter().any(|e| e[0] >= s.max(1)),
+                _ => false,
+            };
+            if bad_ref {
+                return Err(bad(format!("type {id} refers outside the BTF")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The string at `off` (empty when out of range).
+    pub fn str(&self, off: u32) -> &[u8] {
+        let Some(rest) = self.strings.get(off as usize..) else {
+            return b"";
+        };
+        let end = memchr::memchr(0, rest).unwrap_or(rest.len());
+        &rest[..end]
+    }
+
+    pub fn name(&self, id: u32) -> &[u8] {
+        self.types
+            .get(id as usize)
+            .map_or(&b""[..], |t| self.str(t.name_off))
+    }
+
+    pub fn get(&self, id: u32) -> Option<&Type> {
+        if id == 0 {
+            None
+        } else {
+            self.types.get(id as usize)
+        }
+    }
+
+    /// Skips typedefs and qualifiers.
+    pub fn skip_mods(&self, mut id: u32) -> u32 {
+        for _ in 0..64 {
+            match self.get(id).map(|t| t.kind()) {
+                Some(KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG) => {
+                    id = self.types[id as usize].size_type
+                }
+                _ => return id,
+            }
+        }
+        id
+    }
+
+    /// The size in bytes of a type (None for void, functions, forward
+    /// declarations, or loops).
+    pub fn size_of(&self, id: u32) -> Option<u64> {
+        self.size_of_depth(id, 0)
+    }
+
+    fn size_of_depth(&self, id: u32, depth: u32) -> Option<u64> {
+        if depth > 32 {
+            return None;
+        }
+        let id = self.skip_mods(id);
+        let t = self.get(id)?;
+        match t.kind() {
+            KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT
+            | KIND_DATASEC => Some(t.size_type as u64),
+            KIND_PTR => Some(8),
+            KIND_ARRAY => match t.extra {
+                Extra::Array { ty, nelems, .. } => self
+                    .size_of_depth(ty, depth + 1)?
+                    .checked_mul(nelems as u64),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Type ids of every type of `kind`.
+    pub fn ids_of_kind(&self, kind: u32) -> impl Iterator<Item = u32> + '_ {
+        (1..self.types.len() as u32).filter(move |&i| self.types[i as usize].kind() == kind)
+    }
+
+    /// The DATASEC named `name`.
+    pub fn datasec(&self, name: &[u8]) -> Option<u32> {
+        self.ids_of_kind(KIND_DATASEC)
+            .find(|&i| self.name(i) == name)
+    }
+
+    /// Appends a string, returning its offset.
+    pub fn add_string(&mut self, s: &[u8]) -> u32 {
+        let off = self.strings.len() as u32;
+        self.strings.extend_from_slice(s);
+        self.strings.push(0);
+        off
+    }
+
+    pub fn add_type(&mut self, t: Type) -> u32 {
+        self.types.push(t);
+        (self.types.len() - 1) as u32
+    }
+
+    /// Serialises back to the wire format.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut tb: Vec<u8> = Vec::new();
+        let put = |v: u32, tb: &mut Vec<u8>| tb.extend_from_slice(&v.to_le_bytes());
+        for t in self.types.iter().skip(1) {
+            put(t.name_off, &mut tb);
+            put(t.info, &mut tb);
+            put(t.size_type, &mut tb);
+            match &t.extra {
+                Extra::None => {}
+                Extra::Int(v) | Extra::Var { linkage: v } | Extra::DeclTag(v) => put(*v, &mut tb),
+                Extra::Array {
+                    ty,
+                    index_ty,
+                    nelems,
+                } => {
+                    for v in [*ty, *index_ty, *nelems] {
+                        put(v, &mut tb);
+                    }
+                }
+                Extra::Members(v) | Extra::Enum64(v) | Extra::Datasec(v) => {
+                    for w in v.iter().flatten() {
+                        put(*w, &mut tb);
+                    }
+                }
+                Extra::Enum(v) | Extra::Params(v) => {
+                    for w in v.iter().flatten() {
+                        put(*w, &mut tb);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(24 + tb.len() + self.strings.len());
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        out.push(1);
+        out.push(self.flags);
+        for v in [
+            24u32,
+            0,
+            tb.len() as u32,
+            tb.len() as u32,
+            self.strings.len() as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&tb);
+        out.extend_from_slice(&self.strings);
+        out
+    }
+
+    /// An INT of 4 bytes (found or added), for the VARs of extern sections.
+    pub fn int_type(&mut self) -> u32 {
+        let found = self.ids_of_kind(KIND_INT).find(|&i| {
+            let t = &self.types[i as usize];
+            t.size_type == 4 && matches!(t.extra, Extra::Int(e) if e & 0xff == 32)
+        });
+        if let Some(i) = found {
+            return i;
+        }
+        let name_off = self.add_string(b"int");
+        self.add_type(Type {
+            name_off,
+            info: KIND_INT << 24,
+            size_type: 4,
+            // encoding SIGNED (1 << 24), offset 0, 32 bits
+            extra: Extra::Int((1 << 24) | 32),
+        })
+    }
+}
+
+/// One map definition read from a `.maps` variable, as libbpf reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MapDef {
+    pub map_type: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+}
+
+impl Btf {
+    /// `__uint(name, N)` is `int (*name)[N]`: N is the array's length.
+    fn uint_field(&self, member_ty: u32) -> Option<u32> {
+        let ptr = self.get(self.skip_mods(member_ty))?;
+        if ptr.kind() != KIND_PTR {
+            return None;
+        }
+        match self.get(self.skip_mods(ptr.size_type))?.extra {
+            Extra::Array { nelems, .. } => Some(nelems),
+            _ => None,
+        }
+    }
+
+    /// `__type(name, T)` is `typeof(T) *name`: the size of T.
+    fn type_field_size(&self, member_ty: u32) -> Option<u32> {
+        let ptr = self.get(self.skip_mods(member_ty))?;
+        if ptr.kind() != KIND_PTR {
+            return None;
+        }
+        self.size_of(ptr.size_type)
+            .and_then(|s| u32::try_from(s).ok())
+    }
+
+    /// The map defined by the `.maps` VAR `var_id`.
+    pub fn map_def(&self, var_id: u32) -> Result<MapDef> {
+        let var = self.get(var_id).ok_or_else(|| bad("map VAR missing"))?;
+        let name = String::from_utf8_lossy(self.name(var_id)).into_owned();
+        let sid = self.skip_mods(var.size_type);
+        let st = self
+            .get(sid)
+            .filter(|t| t.kind() == KIND_STRUCT)
+            .ok_or_else(|| {
+                Error::format(format!("map `{name}`: its definition is not a struct"))
+            })?;
+        let Extra::Members(members) = &st.extra else {
+            return Err(bad("struct without members"));
+        };
+        let mut d = MapDef::default();
+        for m in members {
+            let field = String::from_utf8_lossy(self.str(m[0])).into_owned();
+            let uint = || {
+                self.uint_field(m[1]).ok_or_else(|| {
+                    Error::format(format!("map `{name}`: field `{field}` is not __uint(...)"))
+                })
+            };
+            let sized = || {
+                self.type_field_size(m[1]).ok_or_else(|| {
+                    Error::format(format!(
+                        "map `{name}`: cannot size the type of field `{field}`"
+                    ))
+                })
+            };
+            match field.as_str() {
+                "type" => d.map_type = uint()?,
+                "max_entries" => d.max_entries = uint()?,
+                "map_flags" => d.map_flags = uint()?,
+                "key_size" => d.key_size = uint()?,
+                "value_size" => d.value_size = uint()?,
+                "key" => d.key_size = sized()?,
+                "value" => d.value_size = sized()?,
+                "numa_node" | "pinning" | "map_extra" => {
+                    uint()?;
+                }
+                "values" => {
+                    return Err(Error::unsupported(format!(
+                        "map `{name}`: maps of maps (`values`) are not supported yet"
+                    )))
+                }
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "map `{name}`: unknown field `{other}`"
+                    )));
+                }
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// One record of `.BTF.ext` with the ELF section it belongs to.
+#[derive(Clone, Debug, Default)]
+pub struct ExtSection {
+    pub record_size: usize,
+    /// Records, raw, each `record_size` bytes; the first word is a byte offset
+    /// into the section's code.
+    pub records: Vec<Vec<u8>>,
+}
+
+/// `.BTF.ext`: per ELF section name, func_info, line_info and CO-RE records.
+#[derive(Clone, Debug, Default)]
+pub struct BtfExt {
+    pub func_info: HashMap<Vec<u8>, ExtSection>,
+    pub line_info: HashMap<Vec<u8>, ExtSection>,
+    pub core_relo: HashMap<Vec<u8>, ExtSection>,
+}
+
+fn bad_ext(what: impl std::fmt::Display) -> Error {
+    Error::format(format!("malformed .BTF.ext: {what}"))
+}
+
+impl BtfExt {
+    pub fn parse(data: &[u8], btf: &Btf) -> Result<BtfExt> {
+        let magic = data.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
+        if magic != Some(MAGIC) {
+            return Err(bad_ext("bad magic"));
+        }
+        let f = |o: usize| u32_at(data, o).ok_or_else(|| bad_ext("truncated header"));
+        let hdr_len = f(4)? as usize;
+        if hdr_len < 24 {
+            return Err(bad_ext("header too short"));
+        }
+        let mut out = BtfExt::default();
+        let sub = |off: u32, len: u32, min_rec: usize| -> Result<HashMap<Vec<u8>, ExtSection>> {
+            let mut map = HashMap::new();
+            if len == 0 {
+                return Ok(map);
+            }
+            let start = hdr_len
+                .checked_add(off as usize)
+                .ok_or_else(|| bad_ext("offset"))?;
+            let end = start
+                .checked_add(len as usize)
+                .ok_or_else(|| bad_ext("offset"))?;
+            let b = data
+                .get(start..end)
+                .ok_or_else(|| bad_ext("section out of bounds"))?;
+            let rec = u32_at(b, 0).ok_or_else(|| bad_ext("truncated"))? as usize;
+            if rec < min_rec || rec > 256 {
+                return Err(bad_ext(format!("record size {rec}")));
+            }
+            let mut pos = 4;
+            while pos < b.len() {
+                let name_off = u32_at(b, pos).ok_or_else(|| bad_ext("truncated"))?;
+                let n = u32_at(b, pos + 4).ok_or_else(|| bad_ext("truncated"))? as usize;
+                pos += 8;
+                let need = n.checked_mul(rec).ok_or_else(|| bad_ext("overflow"))?;
+                let recs = b
+                    .get(pos..pos + need)
+                    .ok_or_else(|| bad_ext("records out of bounds"))?;
+                pos += need;
+                let e: &mut ExtSection = map.entry(btf.str(name_off).to_vec()).or_default();
+                e.record_size = rec;
+                e.records.extend(recs.chunks(rec).map(|c| c.to_vec()));
+            }
+            Ok(map)
+        };
+        out.func_info = sub(f(8)?, f(12)?, 8)?;
+        out.line_info = sub(f(16)?, f(20)?, 16)?;
+        if hdr_len >= 32 {
+            out.core_relo = sub(f(24)?, f(28)?, 16)?;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-made BTF: int, `int (*)[5]`, a map struct, a VAR, a DATASEC.
+    fn sample() -> Btf {
+        let mut b = Btf {
+            types: vec![Type {
+                name_off: 0,
+                info: 0,
+                size_type: 0,
+                extra: Extra::None,
+            }],
+            strings: vec![0],
+            flags: 0,
+        };
+        let int = b.int_type(); // 1
+        let idx = b.add_string(b"__ARRAY_SIZE_TYPE__");
+        let arr_idx = b.add_type(Type {
+            name_off: idx,
+            info: KIND_INT << 24,
+            size_type: 4,
+            extra: Extra::Int(32),
+        }); // 2
+        let arr = b.add_type(Type {
+            name_off: 0,
+            info: KIND_ARRAY << 24,
+            size_type: 0,
+            extra: Extra::Array {
+                ty: int,
+                index_ty: arr_idx,
+                nelems: 5,
+            },
+        }); // 3
+        let ptr = b.add_type(Type {
+            name_off: 0,
+            info: KIND_PTR << 24,
+            size_type: arr,
+            extra: Extra::None,
+        }); // 4
+        let u64t = {
+            let n = b.add_string(b"u64");
+            b.add_type(Type {
+                name_off: n,
+                info: KIND_INT << 24,
+                size_type: 8,
+                extra: Extra::Int(64),
+            })
+        }; // 5
+        let pvalue = b.add_type(Type {
+            name_off: 0,
+            info: KIND_PTR << 24,
+            size_type: u64t,
+            extra: Extra::None,
+        }); // 6
+        let (ft, fm, fv) = (
+            b.add_string(b"type"),
+            b.add_string(b"max_entries"),
+            b.add_string(b"value"),
+        );
+        let st = b.add_type(Type {
+            name_off: 0,
+            info: (KIND_STRUCT << 24) | 3,
+            size_type: 24,
+            extra: Extra::Members(vec![[ft, ptr, 0], [fm, ptr, 64], [fv, pvalue, 128]]),
+        }); // 7
+        let vn = b.add_string(b"my_map");
+        let var = b.add_type(Type {
+            name_off: vn,
+            info: KIND_VAR << 24,
+            size_type: st,
+            extra: Extra::Var { linkage: 1 },
+        }); // 8
+        let sn = b.add_string(b".maps");
+        b.add_type(Type {
+            name_off: sn,
+            info: (KIND_DATASEC << 24) | 1,
+            size_type: 0,
+            extra: Extra::Datasec(vec![[var, 0, 24]]),
+        });
+        b
+    }
+
+    #[test]
+    fn round_trip_and_map_definitions() {
+        let b = sample();
+        let bytes = b.to_bytes();
+        let mut p = Btf::parse(&bytes).unwrap();
+        assert_eq!(p.types, b.types);
+        assert_eq!(p.to_bytes(), bytes);
+        let d = p.map_def(8).unwrap();
+        assert_eq!(
+            d,
+            MapDef {
+                map_type: 5,
+                max_entries: 5,
+                value_size: 8,
+                ..Default::default()
+            }
+        );
+        assert_eq!(p.datasec(b".maps"), Some(9));
+        assert_eq!(p.size_of(3), Some(20));
+        assert_eq!(p.int_type(), 1, "an existing 4-byte int is reused");
+    }
+
+    #[test]
+    fn malformed_btf_is_refused() {
+        let bytes = sample().to_bytes();
+        for cut in [0, 3, 10, 23, 30, bytes.len() - 1] {
+            assert!(Btf::parse(&bytes[..cut]).is_err(), "cut {cut}");
+        }
+        // A type id out of range.
+        let mut b = sample();
+        b.types[4].size_type = 99;
+        let e = Btf::parse(&b.to_bytes()).unwrap_err();
+        assert!(e.message().contains("type 4"), "{e}");
+        // Big-endian magic.
+        let mut be = bytes.clone();
+        be.swap(0, 1);
+        assert!(Btf::parse(&be).is_err());
+        // Unknown kind.
+        let mut k = sample();
+        k.types[2].info = 31 << 24;
+        assert!(Btf::parse(&k.to_bytes())
+            .unwrap_err()
+            .message()
+            .contains("kind"));
+    }
+}

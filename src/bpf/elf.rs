@@ -1,0 +1,607 @@
+//! Reading a BPF ELF object into an [`Object`].
+
+use std::collections::HashMap;
+use std::ffi::CString;
+
+use object::elf::{self as E, FileHeader64};
+use object::read::elf::{FileHeader, Rel as _, SectionHeader, Sym as _};
+use object::LittleEndian as LE;
+
+use super::btf::{self, Btf, BtfExt, Extra};
+use super::insn::{self, Insn};
+use super::reloc::{self, Code, Target};
+use super::{Extern, Map, Object, Program};
+use crate::error::{Error, Result};
+
+/// `BPF_F_RDONLY_PROG`: the program cannot write the map (`.rodata`).
+const BPF_F_RDONLY_PROG: u32 = 1 << 7;
+/// `BPF_MAP_TYPE_ARRAY`.
+const MAP_ARRAY: u32 = 2;
+
+/// A section, with what the loader needs.
+pub(super) struct Sec<'a> {
+    pub name: &'a [u8],
+    pub sh_type: u32,
+    pub flags: u64,
+    pub size: u64,
+    /// Contents (empty for NOBITS).
+    pub data: &'a [u8],
+    pub info: u32,
+}
+
+/// A symbol.
+pub(super) struct Sym<'a> {
+    pub name: &'a [u8],
+    pub value: u64,
+    pub size: u64,
+    pub shndx: u16,
+    pub bind: u8,
+    pub ty: u8,
+    pub vis: u8,
+}
+
+fn format_err(e: object::read::Error) -> Error {
+    Error::format(format!("malformed ELF: {e}"))
+}
+
+fn cstring(b: &[u8]) -> CString {
+    CString::new(b.iter().copied().filter(|&c| c != 0).collect::<Vec<u8>>()).unwrap_or_default()
+}
+
+fn is_data_section(name: &[u8]) -> bool {
+    let base = |p: &[u8]| name == p || (name.starts_with(p) && name.get(p.len()) == Some(&b'.'));
+    base(b".data") || base(b".rodata") || base(b".bss")
+}
+
+pub(super) fn load(data: &[u8]) -> Result<Object> {
+    // Check what `object` cannot tell us in its own words first.
+    if data.len() < 20 || &data[..4] != b"\x7fELF" {
+        return Err(Error::format("not an ELF file"));
+    }
+    if data[4] != E::ELFCLASS64 {
+        return Err(Error::unsupported("a 32-bit ELF: BPF objects are 64-bit"));
+    }
+    if data[5] != E::ELFDATA2LSB {
+        return Err(Error::unsupported(
+            "a big-endian ELF: only little-endian BPF objects are supported",
+        ));
+    }
+    let hdr = FileHeader64::<LE>::parse(data).map_err(format_err)?;
+    let en = hdr.endian().map_err(format_err)?;
+    let machine = hdr.e_machine(en);
+    if machine != E::EM_BPF {
+        return Err(Error::unsupported(format!(
+            "not a BPF object: ELF machine {machine}, expected EM_BPF (247)"
+        )));
+    }
+    if hdr.e_type(en) != E::ET_REL {
+        return Err(Error::unsupported("not a relocatable object (ET_REL)"));
+    }
+    let table = hdr.sections(en, data).map_err(format_err)?;
+    let mut secs: Vec<Sec<'_>> = Vec::with_capacity(table.len());
+    for (i, sh) in table.iter().enumerate() {
+        let name = table.section_name(en, sh).map_err(format_err)?;
+        let sh_type = sh.sh_type(en);
+        let body = if sh_type == E::SHT_NOBITS {
+            &[][..]
+        } else {
+            sh.data(en, data).map_err(|_| {
+                Error::format(format!(
+                    "section {i} (`{}`) lies outside the file",
+                    String::from_utf8_lossy(name)
+                ))
+            })?
+        };
+        secs.push(Sec {
+            name,
+            sh_type,
+            flags: sh.sh_flags(en),
+            size: sh.sh_size(en),
+            data: body,
+            info: sh.sh_info(en),
+        });
+    }
+    let symtab = table.symbols(en, data, E::SHT_SYMTAB).map_err(format_err)?;
+    if symtab.is_empty() {
+        return Err(Error::format("no symbol table (a stripped object?)"));
+    }
+    let strings = symtab.strings();
+    let mut syms: Vec<Sym<'_>> = Vec::with_capacity(symtab.len());
+    for s in symtab.symbols() {
+        syms.push(Sym {
+            name: s.name(en, strings).map_err(format_err)?,
+            value: s.st_value(en),
+            size: s.st_size(en),
+            shndx: s.st_shndx(en),
+            bind: s.st_bind(),
+            ty: s.st_type(),
+            vis: s.st_visibility(),
+        });
+    }
+
+    let by_name = |n: &[u8]| secs.iter().position(|s| s.name == n);
+    let license = by_name(b"license")
+        .map(|i| cstring(secs[i].data.split(|&b| b == 0).next().unwrap_or_default()))
+        .unwrap_or_default();
+    if by_name(b"maps").is_some() {
+        return Err(Error::unsupported(
+            "legacy map definitions (section `maps`): use BTF-defined maps in `.maps`",
+        ));
+    }
+    let is_code = |i: usize| {
+        let s = &secs[i];
+        s.sh_type == E::SHT_PROGBITS && s.flags & E::SHF_EXECINSTR as u64 != 0
+    };
+    let text_idx = by_name(b".text").filter(|&i| is_code(i));
+    let maps_idx = by_name(b".maps");
+    let btf = match by_name(b".BTF") {
+        Some(i) => Some(Btf::parse(secs[i].data)?),
+        None => None,
+    };
+    let btf_ext = match (by_name(b".BTF.ext"), &btf) {
+        (Some(i), Some(b)) => Some(BtfExt::parse(secs[i].data, b)?),
+        _ => None,
+    };
+
+    // Code sections: programs' and .text.
+    let mut code: HashMap<usize, Vec<Insn>> = HashMap::new();
+    for (i, s) in secs.iter().enumerate() {
+        if is_code(i) {
+            if s.data.len() % 8 != 0 {
+                return Err(Error::format(format!(
+                    "section `{}`: size {} is not a whole number of instructions",
+                    String::from_utf8_lossy(s.name),
+                    s.data.len()
+                )));
+            }
+            code.insert(i, insn::decode(s.data));
+        }
+    }
+
+    // Programs: global or weak functions of executable sections but .text.
+    let mut progs: Vec<(usize, u64, usize)> = Vec::new(); // (section, offset, symbol)
+    for (si, s) in syms.iter().enumerate() {
+        let sec = s.shndx as usize;
+        if s.ty == E::STT_FUNC
+            && (s.bind == E::STB_GLOBAL || s.bind == E::STB_WEAK)
+            && s.shndx != E::SHN_UNDEF
+            && sec < secs.len()
+            && Some(sec) != text_idx
+            && is_code(sec)
+        {
+            progs.push((sec, s.value, si));
+        }
+    }
+    progs.sort();
+    let mut programs: Vec<Program> = Vec::new();
+    for &(sec, off, si) in &progs {
+        let s = &syms[si];
+        let n_insns = code[&sec].len();
+        if off % 8 != 0 || off / 8 > n_insns as u64 {
+            return Err(Error::format(format!(
+                "program `{}`: offset {off} is not an instruction of section `{}`",
+                String::from_utf8_lossy(s.name),
+                String::from_utf8_lossy(secs[sec].name)
+            )));
+        }
+        let start = (off / 8) as usize;
+        let alias_of = programs
+            .iter()
+            .position(|p| p.sec == sec && p.insn_off == start)
+            .unwrap_or(programs.len());
+        let len = if s.size > 0 {
+            (s.size / 8) as usize
+        } else {
+            // Up to the next function of the section, or its end.
+            progs
+                .iter()
+                .filter(|&&(s2, o2, _)| s2 == sec && o2 > off)
+                .map(|&(_, o2, _)| (o2 / 8) as usize)
+                .min()
+                .unwrap_or(n_insns)
+                - start
+        };
+        if start + len > n_insns || len == 0 {
+            return Err(Error::format(format!(
+                "program `{}`: {} instructions from {start} do not fit section `{}` ({n_insns})",
+                String::from_utf8_lossy(s.name),
+                len,
+                String::from_utf8_lossy(secs[sec].name)
+            )));
+        }
+        programs.push(Program {
+            name: cstring(s.name),
+            section: cstring(secs[sec].name),
+            alias_of,
+            insn_off: start,
+            insn_cnt: len,
+            layout: 0,
+            sec,
+        });
+    }
+
+    // Maps: BTF-defined ones, then the data sections.
+    let mut maps: Vec<Map> = Vec::new();
+    let mut map_of_symbol: HashMap<(usize, u64), usize> = HashMap::new();
+    if let Some(mi) = maps_idx {
+        let b = btf.as_ref().ok_or_else(|| {
+            Error::format("a `.maps` section but no .BTF: BTF-defined maps need BTF (-g)")
+        })?;
+        let ds = b
+            .datasec(b".maps")
+            .ok_or_else(|| Error::format("no `.maps` DATASEC in .BTF"))?;
+        let Extra::Datasec(vars) = &b.types[ds as usize].extra else {
+            return Err(Error::format("`.maps` DATASEC without entries"));
+        };
+        for v in vars {
+            let name = b.name(v[0]);
+            let def = b.map_def(v[0])?;
+            let sym = syms
+                .iter()
+                .find(|s| s.shndx as usize == mi && s.name == name)
+                .ok_or_else(|| {
+                    Error::format(format!(
+                        "map `{}`: no ELF symbol in `.maps`",
+                        String::from_utf8_lossy(name)
+                    ))
+                })?;
+            map_of_symbol.insert((mi, sym.value), maps.len());
+            maps.push(Map {
+                name: cstring(name),
+                section: cstring(b".maps"),
+                map_type: def.map_type,
+                key_size: def.key_size,
+                value_size: def.value_size,
+                max_entries: def.max_entries,
+                map_flags: def.map_flags,
+                initial_value: None,
+                fd: None,
+            });
+        }
+    }
+    let mut data_map: HashMap<usize, usize> = HashMap::new();
+    for (i, s) in secs.iter().enumerate() {
+        if is_data_section(s.name) && s.flags & E::SHF_ALLOC as u64 != 0 && s.size > 0 {
+            let value_size = u32::try_from(s.size).map_err(|_| {
+                Error::unsupported(format!(
+                    "section `{}` is larger than 4 GiB",
+                    String::from_utf8_lossy(s.name)
+                ))
+            })?;
+            data_map.insert(i, maps.len());
+            maps.push(Map {
+                name: cstring(s.name),
+                section: cstring(s.name),
+                map_type: MAP_ARRAY,
+                key_size: 4,
+                value_size,
+                max_entries: 1,
+                map_flags: if s.name.starts_with(b".rodata") {
+                    BPF_F_RDONLY_PROG
+                } else {
+                    0
+                },
+                initial_value: (s.sh_type != E::SHT_NOBITS).then(|| s.data.to_vec()),
+                fd: None,
+            });
+        }
+    }
+
+    // Externs described by BTF: the VARs of `.ksyms` (and `.kconfig`, which
+    // are refused when used).
+    let mut externs: Vec<Extern> = Vec::new();
+    let mut extern_of: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut kconfig: Vec<Vec<u8>> = Vec::new();
+    let mut kfuncs: Vec<Vec<u8>> = Vec::new();
+    if let Some(b) = &btf {
+        for (sec_name, ksyms) in [(&b".ksyms"[..], true), (b".kconfig", false)] {
+            let Some(ds) = b.datasec(sec_name) else {
+                continue;
+            };
+            let Extra::Datasec(vars) = &b.types[ds as usize].extra else {
+                continue;
+            };
+            for v in vars {
+                let Some(t) = b.get(v[0]) else { continue };
+                let name = b.name(v[0]).to_vec();
+                if !ksyms {
+                    kconfig.push(name);
+                    continue;
+                }
+                match t.kind() {
+                    btf::KIND_FUNC => kfuncs.push(name),
+                    btf::KIND_VAR => {
+                        if b.skip_mods(t.size_type) != 0 {
+                            return Err(Error::unsupported(format!(
+                                "extern `{}` is a typed __ksym (its type comes from kernel BTF): \
+                                 not supported yet; declare it `extern const void {} __ksym;`",
+                                String::from_utf8_lossy(&name),
+                                String::from_utf8_lossy(&name)
+                            )));
+                        }
+                        let weak = syms.iter().any(|s| {
+                            s.name == name.as_slice()
+                                && s.shndx == E::SHN_UNDEF
+                                && s.bind == E::STB_WEAK
+                        });
+                        extern_of.insert(name.clone(), externs.len());
+                        externs.push(Extern {
+                            name: cstring(&name),
+                            weak,
+                            resolved: false,
+                            addr: 0,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    // Relocations of the code sections.
+    let mut targets: HashMap<(usize, usize), Target> = HashMap::new();
+    for (ri, rs) in secs.iter().enumerate() {
+        if rs.sh_type != E::SHT_REL {
+            continue;
+        }
+        let sec = rs.info as usize;
+        if !code.contains_key(&sec) {
+            continue; // debug info, .BTF...
+        }
+        let sh = table
+            .section(object::SectionIndex(ri))
+            .map_err(format_err)?;
+        let Some((rels, _)) = sh.rel(en, data).map_err(format_err)? else {
+            continue;
+        };
+        for r in rels {
+            let off = r.r_offset(en);
+            let sym_idx = r.r_sym(en) as usize;
+            let rtype = r.r_type(en);
+            let insns = &code[&sec];
+            let idx = (off / 8) as usize;
+            let owner = reloc::owner_name(&programs, &syms, text_idx, &secs, sec, idx);
+            let at = |what: &str| {
+                format!(
+                    "{owner}, instruction {idx} (section `{}`): {what}",
+                    String::from_utf8_lossy(secs[sec].name)
+                )
+            };
+            if off % 8 != 0 || idx >= insns.len() {
+                return Err(Error::format(at(&format!(
+                    "relocation offset {off} is not an instruction"
+                ))));
+            }
+            let sym = syms.get(sym_idx).ok_or_else(|| {
+                Error::format(at(&format!(
+                    "symbol index {sym_idx} out of range ({} symbols)",
+                    syms.len()
+                )))
+            })?;
+            let sname = String::from_utf8_lossy(sym.name).into_owned();
+            let insn = insns[idx];
+            let target = match rtype {
+                E::R_BPF_64_64 => {
+                    if !insn.is_ld_imm64() || idx + 1 >= insns.len() {
+                        return Err(Error::format(at(&format!(
+                            "relocation for `{sname}` on an instruction that is not ld_imm64 (opcode {:#04x})",
+                            insn.code
+                        ))));
+                    }
+                    let ssec = sym.shndx as usize;
+                    if sym.shndx == E::SHN_UNDEF {
+                        let name = sym.name.to_vec();
+                        if kconfig.contains(&name) {
+                            return Err(Error::unsupported(at(&format!(
+                                "extern `{sname}` is in `.kconfig`, not `.ksyms`: not supported"
+                            ))));
+                        }
+                        let e = match extern_of.get(&name) {
+                            Some(&e) => e,
+                            None => {
+                                // An extern BTF does not describe (no BTF, or an
+                                // asm label): an untyped ksym.
+                                if sym.name.is_empty() {
+                                    return Err(Error::format(at(
+                                        "relocation against an unnamed undefined symbol",
+                                    )));
+                                }
+                                extern_of.insert(name, externs.len());
+                                externs.push(Extern {
+                                    name: cstring(sym.name),
+                                    weak: sym.bind == E::STB_WEAK,
+                                    resolved: false,
+                                    addr: 0,
+                                });
+                                externs.len() - 1
+                            }
+                        };
+                        Target::Ksym(e)
+                    } else if Some(ssec) == maps_idx {
+                        let m =
+                            map_of_symbol
+                                .get(&(ssec, sym.value))
+                                .copied()
+                                .ok_or_else(|| {
+                                    Error::format(at(&format!("`{sname}` is not a map of `.maps`")))
+                                })?;
+                        Target::MapFd(m)
+                    } else if let Some(&m) = data_map.get(&ssec) {
+                        Target::MapValue(m, sym.value)
+                    } else if Some(ssec) == text_idx {
+                        Target::Func(sym.value)
+                    } else {
+                        return Err(Error::unsupported(at(&format!(
+                            "ld_imm64 of `{sname}` in section `{}`: not a map, data section or function",
+                            String::from_utf8_lossy(secs.get(ssec).map_or(&b"?"[..], |s| s.name))
+                        ))));
+                    }
+                }
+                E::R_BPF_64_32 => {
+                    if !insn.is_call() {
+                        return Err(Error::format(at(&format!(
+                            "call relocation for `{sname}` on an instruction that is not a call (opcode {:#04x})",
+                            insn.code
+                        ))));
+                    }
+                    if sym.shndx == E::SHN_UNDEF {
+                        let what = if kfuncs.iter().any(|k| k == sym.name) {
+                            "a kfunc call"
+                        } else {
+                            "a call to an extern"
+                        };
+                        return Err(Error::unsupported(at(&format!(
+                            "{what} (`{sname}`): not supported yet"
+                        ))));
+                    }
+                    if Some(sym.shndx as usize) != text_idx {
+                        return Err(Error::unsupported(at(&format!(
+                            "call to `{sname}`, outside .text: subprograms must be in .text"
+                        ))));
+                    }
+                    Target::Call(sym.value)
+                }
+                E::R_BPF_NONE => continue,
+                t => {
+                    return Err(Error::format(at(&format!(
+                        "relocation type {t} for `{sname}` is not supported in code"
+                    ))));
+                }
+            };
+            targets.insert((sec, idx), target);
+        }
+    }
+
+    // The BTF a loader gives BPF_BTF_LOAD.
+    let loadable = match &btf {
+        Some(b) => Some(loadable_btf(b.clone(), &secs, &syms)?),
+        None => None,
+    };
+
+    let code = Code {
+        secs: &secs,
+        syms: &syms,
+        insns: &code,
+        text: text_idx,
+        targets: &targets,
+        maps: &maps,
+        externs: &externs,
+        ext: btf_ext.as_ref(),
+    };
+    let mut layouts = Vec::new();
+    for i in 0..programs.len() {
+        if programs[i].alias_of == i {
+            programs[i].layout = layouts.len();
+            layouts.push(reloc::layout(&code, &programs, i)?);
+        } else {
+            programs[i].layout = programs[programs[i].alias_of].layout;
+        }
+    }
+    Ok(Object {
+        license,
+        programs,
+        maps,
+        externs,
+        layouts,
+        btf: loadable,
+        ksyms_resolved: false,
+        relocated: false,
+    })
+}
+
+/// The fixups libbpf makes before BPF_BTF_LOAD: DATASEC sizes and VAR
+/// offsets from the ELF (clang leaves them zero), hidden globals made
+/// static, and the extern sections (`.ksyms`, `.kconfig`), whose VARs the
+/// kernel refuses, turned into allocated 4-byte ints; extern functions made
+/// global.
+fn loadable_btf(mut b: Btf, secs: &[Sec<'_>], syms: &[Sym<'_>]) -> Result<Vec<u8>> {
+    let int = b.int_type();
+    let mut dummy: Option<u32> = None;
+    let datasecs: Vec<u32> = b.ids_of_kind(btf::KIND_DATASEC).collect();
+    for ds in datasecs {
+        let name = b.name(ds).to_vec();
+        let Extra::Datasec(mut vars) = b.types[ds as usize].extra.clone() else {
+            continue;
+        };
+        if name == b".ksyms" || name == b".kconfig" {
+            for (i, v) in vars.iter_mut().enumerate() {
+                let kind = b.types[v[0] as usize].kind();
+                if kind == btf::KIND_FUNC {
+                    // A kfunc: the kernel takes it as a global function and
+                    // the DATASEC entry points at a dummy VAR.
+                    b.types[v[0] as usize].info = (btf::KIND_FUNC << 24) | btf::FUNC_GLOBAL;
+                    let d = *dummy.get_or_insert_with(|| {
+                        let n = b.add_string(b"dummy_ksym");
+                        b.add_type(btf::Type {
+                            name_off: n,
+                            info: btf::KIND_VAR << 24,
+                            size_type: int,
+                            extra: Extra::Var {
+                                linkage: btf::VAR_GLOBAL_ALLOCATED,
+                            },
+                        })
+                    });
+                    v[0] = d;
+                } else if kind == btf::KIND_VAR {
+                    let t = &mut b.types[v[0] as usize];
+                    t.size_type = int;
+                    t.extra = Extra::Var {
+                        linkage: btf::VAR_GLOBAL_ALLOCATED,
+                    };
+                }
+                v[1] = (i * 4) as u32;
+                v[2] = 4;
+            }
+            b.types[ds as usize].size_type = (vars.len() * 4) as u32;
+        } else {
+            let sec = secs.iter().find(|s| s.name == name.as_slice());
+            let fixup = b.types[ds as usize].size_type == 0;
+            if fixup {
+                match sec {
+                    Some(s) if s.size > 0 => b.types[ds as usize].size_type = s.size as u32,
+                    _ => continue, // nothing to fix it from: leave it
+                }
+            }
+            for v in vars.iter_mut() {
+                let Some(t) = b.get(v[0]) else { continue };
+                let linkage = match t.extra {
+                    Extra::Var { linkage } => linkage,
+                    _ => continue,
+                };
+                if linkage == btf::VAR_STATIC || linkage == btf::VAR_GLOBAL_EXTERN {
+                    continue;
+                }
+                let vname = b.name(v[0]).to_vec();
+                let sym = syms.iter().find(|s| {
+                    s.name == vname.as_slice()
+                        && secs
+                            .get(s.shndx as usize)
+                            .is_some_and(|sec| sec.name == name.as_slice())
+                });
+                let Some(sym) = sym else { continue };
+                if fixup {
+                    v[1] = sym.value as u32;
+                }
+                if sym.vis == E::STV_HIDDEN || sym.vis == E::STV_INTERNAL {
+                    b.types[v[0] as usize].extra = Extra::Var {
+                        linkage: btf::VAR_STATIC,
+                    };
+                }
+            }
+            vars.sort_by_key(|v| v[1]);
+        }
+        b.types[ds as usize].extra = Extra::Datasec(vars);
+    }
+    // Any extern left (a function declared but never defined): global.
+    for t in b.types.iter_mut().skip(1) {
+        if t.kind() == btf::KIND_FUNC && t.vlen() == btf::FUNC_EXTERN {
+            t.info = (btf::KIND_FUNC << 24) | btf::FUNC_GLOBAL;
+        }
+        if let Extra::Var { linkage } = &mut t.extra {
+            if *linkage == btf::VAR_GLOBAL_EXTERN {
+                *linkage = btf::VAR_GLOBAL_ALLOCATED;
+            }
+        }
+    }
+    Ok(b.to_bytes())
+}

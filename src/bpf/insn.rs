@@ -1,0 +1,86 @@
+//! BPF instructions: 8 bytes, laid out as `struct bpf_insn`.
+
+/// One instruction. `regs` holds dst_reg in the low nibble and src_reg in
+/// the high one, as `struct bpf_insn`'s bit-fields do on little-endian.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Insn {
+    pub code: u8,
+    pub regs: u8,
+    pub off: i16,
+    pub imm: i32,
+}
+
+/// `BPF_LD | BPF_IMM | BPF_DW`: the first half of a 64-bit immediate load.
+pub const LD_IMM64: u8 = 0x18;
+/// `BPF_JMP | BPF_CALL`.
+pub const CALL: u8 = 0x85;
+
+/// src_reg of a call to a BPF function (bpf-to-bpf call).
+pub const PSEUDO_CALL: u8 = 1;
+/// src_reg of an ld_imm64 of a map fd.
+pub const PSEUDO_MAP_FD: u8 = 1;
+/// src_reg of an ld_imm64 of a map value address.
+pub const PSEUDO_MAP_VALUE: u8 = 2;
+/// src_reg of an ld_imm64 of a BPF function's address (callbacks).
+pub const PSEUDO_FUNC: u8 = 4;
+/// src_reg of a call to a kernel function (kfunc).
+pub const PSEUDO_KFUNC_CALL: u8 = 2;
+
+impl Insn {
+    /// Decodes little-endian bytes (exactly 8).
+    pub fn from_bytes(b: &[u8]) -> Insn {
+        Insn {
+            code: b[0],
+            regs: b[1],
+            off: i16::from_le_bytes([b[2], b[3]]),
+            imm: i32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        }
+    }
+
+    pub fn src_reg(&self) -> u8 {
+        self.regs >> 4
+    }
+
+    pub fn set_src_reg(&mut self, src: u8) {
+        self.regs = (self.regs & 0x0f) | (src << 4);
+    }
+
+    pub fn is_ld_imm64(&self) -> bool {
+        self.code == LD_IMM64
+    }
+
+    pub fn is_call(&self) -> bool {
+        self.code == CALL
+    }
+
+    /// A bpf-to-bpf call (to a subprogram).
+    pub fn is_pseudo_call(&self) -> bool {
+        self.is_call() && self.src_reg() == PSEUDO_CALL
+    }
+}
+
+/// Decodes a section's bytes into instructions (its size must be a multiple of 8).
+pub fn decode(bytes: &[u8]) -> Vec<Insn> {
+    bytes.chunks_exact(8).map(Insn::from_bytes).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_struct_bpf_insn() {
+        assert_eq!(std::mem::size_of::<Insn>(), 8);
+        // r1 = 0x1122334455667788 ll (first half), src_reg 1
+        let i = Insn::from_bytes(&[0x18, 0x11, 0, 0, 0x88, 0x77, 0x66, 0x55]);
+        assert!(i.is_ld_imm64());
+        assert_eq!((i.src_reg(), i.regs & 0xf, i.imm), (1, 1, 0x55667788));
+        let mut c = Insn::from_bytes(&[0x85, 0x10, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        assert!(c.is_pseudo_call());
+        assert_eq!(c.imm, -1);
+        c.set_src_reg(PSEUDO_KFUNC_CALL);
+        assert_eq!(c.regs, 0x20);
+        assert_eq!(decode(&[0u8; 24]).len(), 3);
+    }
+}

@@ -1,0 +1,410 @@
+//! BPF ELF objects: programs with their aliases, maps, `__ksym` externs,
+//! relocations applied once per function and shared by every alias.
+//!
+//! - [`Object::parse`] reads a 64-bit little-endian `EM_BPF` relocatable
+//!   object (with the `object` crate; every offset and index checked) and
+//!   computes each program's final layout at once: its own instructions,
+//!   then the subprograms it calls, appended depth-first, once each, with
+//!   calls and callback addresses patched. Symbols at the same section and
+//!   offset are aliases of the one with the lowest symbol index: they share
+//!   its layout.
+//! - [`Object::resolve_ksyms`] resolves every untyped extern in one pass.
+//! - [`Object::relocate`] writes map fds, data-section values and kernel
+//!   addresses into the layouts. An alias's instructions are its target's:
+//!   one copy, however many aliases.
+
+pub mod btf;
+mod elf;
+pub mod insn;
+mod reloc;
+
+use std::ffi::CString;
+
+use crate::error::{Error, Result, AMBIGUOUS, INVALID, NOT_FOUND, RESTRICTED};
+use crate::kallsyms::{Options, Table};
+use crate::query::Query;
+use crate::resolve::cache::Cache;
+use crate::resolve::{resolve_parsed, Source};
+pub use insn::Insn;
+
+/// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelocKind {
+    /// ld_imm64 ← kernel address of an extern.
+    Ksym = 1,
+    /// ld_imm64 ← map fd.
+    MapFd = 2,
+    /// ld_imm64 ← data-section map + offset.
+    MapValue = 3,
+    /// bpf-to-bpf call.
+    Call = 4,
+    /// ld_imm64 ← address of a subprogram (callbacks).
+    Func = 5,
+}
+
+/// A relocation of a program, in final instruction indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reloc {
+    pub insn_idx: usize,
+    pub kind: RelocKind,
+    /// Extern, map, data section or subprogram name.
+    pub symbol: CString,
+    /// Map index (MapFd, MapValue), extern index (Ksym), or final
+    /// instruction index of the callee (Call, Func).
+    pub target: usize,
+    /// MapValue: the offset in the data section.
+    pub addend: i64,
+}
+
+/// A program: a global or weak function of an executable section other
+/// than `.text`.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: CString,
+    pub section: CString,
+    /// The program whose instructions this one shares (its own index if none).
+    pub alias_of: usize,
+    /// Offset in the section, in instructions.
+    pub insn_off: usize,
+    /// Instructions of the function itself.
+    pub insn_cnt: usize,
+    /// Index of the layout (shared by aliases).
+    layout: usize,
+    /// ELF section index.
+    sec: usize,
+}
+
+/// A map: a BTF-defined `.maps` variable or a data section.
+#[derive(Clone, Debug)]
+pub struct Map {
+    pub name: CString,
+    pub section: CString,
+    pub map_type: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+    /// Data sections: initial contents (`None` for `.bss`).
+    pub initial_value: Option<Vec<u8>>,
+    pub fd: Option<i32>,
+}
+
+/// An extern `__ksym` variable (untyped: its address is all the program gets).
+#[derive(Clone, Debug)]
+pub struct Extern {
+    /// May be module-qualified (`ext4`ext4_file_open`) through an asm label.
+    pub name: CString,
+    pub weak: bool,
+    pub resolved: bool,
+    pub addr: u64,
+}
+
+/// A program's final code: its instructions and the subprograms it calls.
+#[derive(Clone, Debug, Default)]
+struct Layout {
+    /// The program the layout was made for (its target, not an alias).
+    owner: usize,
+    insns: Vec<Insn>,
+    relocs: Vec<Reloc>,
+    /// `struct bpf_func_info` records (8 bytes), insn_off in final indices.
+    func_info: Vec<u8>,
+    /// `struct bpf_line_info` records (16 bytes).
+    line_info: Vec<u8>,
+    /// Some of its code has CO-RE relocations.
+    core_relo: bool,
+}
+
+/// A parsed BPF object.
+pub struct Object {
+    license: CString,
+    programs: Vec<Program>,
+    maps: Vec<Map>,
+    externs: Vec<Extern>,
+    layouts: Vec<Layout>,
+    /// The object's BTF made loadable (None without .BTF).
+    btf: Option<Vec<u8>>,
+    ksyms_resolved: bool,
+    relocated: bool,
+}
+
+/// `struct bpf_func_info` size.
+pub const FUNC_INFO_SIZE: usize = 8;
+/// `struct bpf_line_info` size.
+pub const LINE_INFO_SIZE: usize = 16;
+
+impl Object {
+    /// Parses an object file's bytes (copied as needed: nothing borrows them).
+    pub fn parse(data: &[u8]) -> Result<Object> {
+        elf::load(data)
+    }
+
+    /// Reads and parses an object file.
+    pub fn open(path: &std::path::Path) -> Result<Object> {
+        let data = std::fs::read(path)
+            .map_err(|e| Error::io(&e, format!("cannot read {}", path.display())))?;
+        Self::parse(&data).map_err(|e| e.context(path.display()))
+    }
+
+    pub fn license(&self) -> &CString {
+        &self.license
+    }
+
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    pub fn maps(&self) -> &[Map] {
+        &self.maps
+    }
+
+    pub fn externs(&self) -> &[Extern] {
+        &self.externs
+    }
+
+    pub fn find_program(&self, name: &[u8]) -> Result<usize> {
+        self.programs
+            .iter()
+            .position(|p| p.name.to_bytes() == name)
+            .ok_or_else(|| {
+                let names: Vec<String> = self
+                    .programs
+                    .iter()
+                    .map(|p| p.name.to_string_lossy().into_owned())
+                    .collect();
+                Error::not_found(format!(
+                    "no program `{}` in the object (programs: {})",
+                    String::from_utf8_lossy(name),
+                    names.join(", ")
+                ))
+            })
+    }
+
+    pub fn find_map(&self, name: &[u8]) -> Result<usize> {
+        self.maps
+            .iter()
+            .position(|m| m.name.to_bytes() == name)
+            .ok_or_else(|| {
+                let names: Vec<String> = self
+                    .maps
+                    .iter()
+                    .map(|m| m.name.to_string_lossy().into_owned())
+                    .collect();
+                Error::not_found(format!(
+                    "no map `{}` in the object (maps: {})",
+                    String::from_utf8_lossy(name),
+                    names.join(", ")
+                ))
+            })
+    }
+
+    fn program(&self, prog: usize) -> Result<&Program> {
+        self.programs.get(prog).ok_or_else(|| {
+            Error::not_found(format!(
+                "no program {prog}: the object has {}",
+                self.programs.len()
+            ))
+        })
+    }
+
+    /// The relocations of a program (an alias reports its target's).
+    pub fn relocs(&self, prog: usize) -> Result<&[Reloc]> {
+        let p = self.program(prog)?;
+        Ok(&self.layouts[p.layout].relocs)
+    }
+
+    pub fn set_map_fd(&mut self, map: usize, fd: i32) -> Result<()> {
+        let n = self.maps.len();
+        let m = self
+            .maps
+            .get_mut(map)
+            .ok_or_else(|| Error::not_found(format!("no map {map}: the object has {n}")))?;
+        if fd < 0 {
+            return Err(Error::invalid(format!(
+                "fd {fd} for map `{}` is negative",
+                m.name.to_string_lossy()
+            )));
+        }
+        m.fd = Some(fd);
+        Ok(())
+    }
+
+    /// The object's BTF, made loadable by BPF_BTF_LOAD.
+    pub fn btf(&self) -> Result<&[u8]> {
+        self.btf
+            .as_deref()
+            .ok_or_else(|| Error::not_found("the object has no .BTF section (built without -g?)"))
+    }
+
+    /// func_info records of a program's final instructions (8 bytes each).
+    pub fn func_info(&self, prog: usize) -> Result<&[u8]> {
+        let p = self.program(prog)?;
+        self.btf()?;
+        Ok(&self.layouts[p.layout].func_info)
+    }
+
+    /// line_info records of a program's final instructions (16 bytes each).
+    pub fn line_info(&self, prog: usize) -> Result<&[u8]> {
+        let p = self.program(prog)?;
+        self.btf()?;
+        Ok(&self.layouts[p.layout].line_info)
+    }
+
+    /// The final instructions, after [`Object::relocate`]. Aliases get the
+    /// very same slice as their target.
+    pub fn insns(&self, prog: usize) -> Result<&[Insn]> {
+        let p = self.program(prog)?;
+        if !self.relocated {
+            return Err(Error::invalid(format!(
+                "program `{}`: call ksym_bpf_object_relocate first",
+                p.name.to_string_lossy()
+            )));
+        }
+        Ok(&self.layouts[p.layout].insns)
+    }
+
+    /// Resolves every extern in one pass: through `cache` when given (misses
+    /// cost one pass, hits none), else over /proc/kallsyms (and the default
+    /// built-in ranges file, if any). A strong extern not found is
+    /// `KSYM_ERR_NOT_FOUND` naming it and near matches; a weak one gets 0;
+    /// an ambiguous one is an error; a restricted kallsyms is an error unless
+    /// every extern is weak.
+    pub fn resolve_ksyms(&mut self, cache: Option<&Cache>) -> Result<()> {
+        if self.externs.is_empty() {
+            self.ksyms_resolved = true;
+            return Ok(());
+        }
+        let names: Vec<&[u8]> = self.externs.iter().map(|e| e.name.to_bytes()).collect();
+        let parsed: Vec<Query<'_>> = names
+            .iter()
+            .map(|n| {
+                Query::parse(n)
+                    .map_err(|e| e.context(format!("extern `{}`", String::from_utf8_lossy(n))))
+            })
+            .collect::<Result<_>>()?;
+        let default_source;
+        let source = match cache {
+            Some(c) => c.source(),
+            None => {
+                default_source = Source {
+                    kallsyms_path: Some("/proc/kallsyms".into()),
+                    builtin_ranges: crate::modules::ranges::default_path().filter(|p| p.exists()),
+                };
+                &default_source
+            }
+        };
+        let answers: Result<Vec<(u64, i32)>> = match cache {
+            Some(c) => c.resolve(&names),
+            None => resolve_parsed(source, &parsed)
+                .map(|(a, _)| a.iter().map(|a| (a.addr, a.err)).collect()),
+        };
+        let answers = match answers {
+            Ok(a) => a,
+            Err(e) if e.code() == RESTRICTED && self.externs.iter().all(|x| x.weak) => {
+                vec![(0, NOT_FOUND); self.externs.len()]
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "resolving the {} extern(s) of the object",
+                    self.externs.len()
+                )))
+            }
+        };
+        for (x, &(addr, err)) in self.externs.iter().zip(&answers) {
+            let name = x.name.to_string_lossy();
+            match err {
+                0 => {}
+                NOT_FOUND if x.weak => {}
+                NOT_FOUND => {
+                    // The near matches need a table: only on this error path.
+                    let hint = Table::open(&Options {
+                        kallsyms_path: source.kallsyms_path.clone(),
+                        builtin_ranges_path: Some(source.builtin_ranges.clone().unwrap_or_default()),
+                        ..Default::default()
+                    })
+                    .ok()
+                    .and_then(|t| t.lookup(x.name.to_bytes()).err())
+                    .map(|e| format!(": {}", e.message()))
+                    .unwrap_or_default();
+                    return Err(Error::not_found(format!(
+                        "extern `{name}` (strong __ksym) not found{hint}; declare it __weak if it may be absent"
+                    )));
+                }
+                AMBIGUOUS => {
+                    return Err(Error::new(
+                        AMBIGUOUS,
+                        format!(
+                            "extern `{name}` is ambiguous: several kernel symbols at different addresses \
+                             (lowest {addr:#x}); name one with an asm label such as \
+                             `extern const void x __asm__(\"module`{name}\") __ksym;`"
+                        ),
+                    ))
+                }
+                e => return Err(Error::new(e, format!("extern `{name}`: cannot be resolved"))),
+            }
+        }
+        for (x, &(addr, err)) in self.externs.iter_mut().zip(&answers) {
+            x.resolved = err == 0;
+            x.addr = if err == 0 { addr } else { 0 };
+        }
+        self.ksyms_resolved = true;
+        Ok(())
+    }
+
+    /// Writes map fds, data-section values and extern addresses into every
+    /// layout. Needs an fd for every map a program uses and, if a program
+    /// uses externs, [`Object::resolve_ksyms`] first. Idempotent: can be
+    /// called again after changing fds.
+    pub fn relocate(&mut self) -> Result<()> {
+        for l in &self.layouts {
+            let owner = &self.programs[l.owner];
+            if l.core_relo {
+                return Err(Error::unsupported(format!(
+                    "program `{}` has CO-RE relocations (.BTF.ext core_relo): not supported yet",
+                    owner.name.to_string_lossy()
+                )));
+            }
+        }
+        // Every map first, then every extern: the first problem reported is
+        // the same whatever the order of the relocations.
+        for kinds in [
+            &[RelocKind::MapFd, RelocKind::MapValue][..],
+            &[RelocKind::Ksym],
+        ] {
+            for l in &self.layouts {
+                let owner = self.programs[l.owner].name.to_string_lossy();
+                for r in l.relocs.iter().filter(|r| kinds.contains(&r.kind)) {
+                    if r.kind == RelocKind::Ksym && !self.ksyms_resolved {
+                        return Err(Error::new(
+                            INVALID,
+                            format!(
+                                "program `{owner}`, instruction {}: extern `{}` is not resolved: call \
+                                 ksym_bpf_object_resolve_ksyms first",
+                                r.insn_idx,
+                                r.symbol.to_string_lossy()
+                            ),
+                        ));
+                    }
+                    if r.kind != RelocKind::Ksym && self.maps[r.target].fd.is_none() {
+                        return Err(Error::new(
+                            INVALID,
+                            format!(
+                                "program `{owner}`, instruction {}: map `{}` has no fd: create it and call \
+                                 ksym_bpf_object_set_map_fd",
+                                r.insn_idx,
+                                self.maps[r.target].name.to_string_lossy()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        for l in &mut self.layouts {
+            reloc::patch(l, &self.maps, &self.externs);
+        }
+        self.relocated = true;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,327 @@
+//! Program layouts: a program's instructions followed by the subprograms it
+//! calls, each relocation recorded in final instruction indices; and the
+//! patching of map fds, data-section values and extern addresses.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+
+use super::btf::BtfExt;
+use super::elf::{Sec, Sym};
+use super::insn::{self, Insn};
+use super::{Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE};
+use crate::error::{Error, Result};
+
+/// What a relocation of the ELF points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Target {
+    /// An extern (index into the object's externs).
+    Ksym(usize),
+    /// A `.maps` map.
+    MapFd(usize),
+    /// A data-section map and the symbol's offset in the section.
+    MapValue(usize, u64),
+    /// A `.text` function's address: the symbol's value (bytes).
+    Func(u64),
+    /// A call into `.text`: the symbol's value (bytes).
+    Call(u64),
+}
+
+/// Everything layouts are made from.
+pub(super) struct Code<'a> {
+    pub secs: &'a [Sec<'a>],
+    pub syms: &'a [Sym<'a>],
+    pub insns: &'a HashMap<usize, Vec<Insn>>,
+    pub text: Option<usize>,
+    pub targets: &'a HashMap<(usize, usize), Target>,
+    pub maps: &'a [Map],
+    pub externs: &'a [Extern],
+    pub ext: Option<&'a BtfExt>,
+}
+
+/// "program `x`" or "subprogram `y`" for the code at `sec`/`idx`.
+pub(super) fn owner_name(
+    programs: &[Program],
+    syms: &[Sym<'_>],
+    text: Option<usize>,
+    secs: &[Sec<'_>],
+    sec: usize,
+    idx: usize,
+) -> String {
+    if Some(sec) == text {
+        if let Some(s) = subprog_at(syms, sec, idx) {
+            return format!("subprogram `{}`", String::from_utf8_lossy(s.name));
+        }
+        return "`.text`".into();
+    }
+    programs
+        .iter()
+        .find(|p| p.sec == sec && p.insn_off <= idx && idx < p.insn_off + p.insn_cnt)
+        .map_or_else(
+            || format!("section `{}`", String::from_utf8_lossy(secs[sec].name)),
+            |p| format!("program `{}`", p.name.to_string_lossy()),
+        )
+}
+
+/// The `.text` function containing instruction `idx`.
+fn subprog_at<'s>(syms: &'s [Sym<'s>], text: usize, idx: usize) -> Option<&'s Sym<'s>> {
+    let at = (idx * 8) as u64;
+    syms.iter().find(|s| {
+        s.ty == object::elf::STT_FUNC
+            && s.shndx as usize == text
+            && s.value <= at
+            && at < s.value + s.size.max(8)
+    })
+}
+
+/// A piece of code placed in a layout: `len` instructions of `sec` from
+/// `start`, at final index `at`.
+#[derive(Clone, Copy)]
+struct Piece {
+    sec: usize,
+    start: usize,
+    len: usize,
+    at: usize,
+}
+
+/// Builds program `p`'s layout: its instructions, then every subprogram it
+/// reaches, appended depth-first in the order calls find them, once each
+/// (mutual recursion included), with calls and callback addresses patched.
+pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<Layout> {
+    let prog = &programs[p];
+    let sec = prog.sec;
+    let mut out = Layout {
+        owner: p,
+        insns: code.insns[&sec][prog.insn_off..prog.insn_off + prog.insn_cnt].to_vec(),
+        ..Default::default()
+    };
+    let mut pieces = vec![Piece {
+        sec,
+        start: prog.insn_off,
+        len: prog.insn_cnt,
+        at: 0,
+    }];
+    // Subprogram start (in .text) -> final index.
+    let mut placed: HashMap<usize, usize> = HashMap::new();
+    // Depth-first: (piece, next instruction to look at).
+    let mut stack: Vec<(Piece, usize)> = vec![(pieces[0], 0)];
+    let pname = prog.name.to_string_lossy().into_owned();
+    while let Some((piece, mut i)) = stack.pop() {
+        while i < piece.len {
+            let si = piece.start + i;
+            let fi = piece.at + i;
+            i += 1;
+            let insn = out.insns[fi];
+            let target = code.targets.get(&(piece.sec, si)).copied();
+            let where_ = || format!("program `{pname}`, instruction {fi}");
+            // A call or callback into .text: where does it land?
+            let sub = match target {
+                Some(Target::Call(v)) => {
+                    Some(((v / 8) as i64 + insn.imm as i64 + 1, RelocKind::Call))
+                }
+                Some(Target::Func(v)) => {
+                    Some((((v as i64) + insn.imm as i64) / 8, RelocKind::Func))
+                }
+                None if insn.is_pseudo_call() => {
+                    if Some(piece.sec) != code.text {
+                        return Err(Error::unsupported(format!(
+                            "{}: a call without relocation outside .text",
+                            where_()
+                        )));
+                    }
+                    Some((si as i64 + insn.imm as i64 + 1, RelocKind::Call))
+                }
+                _ => None,
+            };
+            if let Some((t, kind)) = sub {
+                let text = code
+                    .text
+                    .ok_or_else(|| Error::format(format!("{}: a call but no .text", where_())))?;
+                let tinsns = code
+                    .insns
+                    .get(&text)
+                    .ok_or_else(|| Error::format(format!("{}: .text is not code", where_())))?;
+                let sym = usize::try_from(t)
+                    .ok()
+                    .filter(|&t| t < tinsns.len())
+                    .and_then(|t| {
+                        subprog_at(code.syms, text, t).filter(|s| s.value == (t * 8) as u64)
+                    })
+                    .ok_or_else(|| {
+                        Error::format(format!(
+                            "{}: the call target ({t}) is not the start of a function in .text",
+                            where_()
+                        ))
+                    })?;
+                let start = (sym.value / 8) as usize;
+                let len = ((sym.size / 8) as usize).min(tinsns.len() - start);
+                if len == 0 {
+                    return Err(Error::format(format!(
+                        "{}: subprogram `{}` has no size",
+                        where_(),
+                        String::from_utf8_lossy(sym.name)
+                    )));
+                }
+                let at = match placed.get(&start) {
+                    Some(&at) => at,
+                    None => {
+                        let at = out.insns.len();
+                        out.insns.extend_from_slice(&tinsns[start..start + len]);
+                        placed.insert(start, at);
+                        let new = Piece {
+                            sec: text,
+                            start,
+                            len,
+                            at,
+                        };
+                        pieces.push(new);
+                        // Finish the callee before going on with the caller.
+                        stack.push((piece, i));
+                        stack.push((new, 0));
+                        patch_call(&mut out, fi, at, kind, sym.name);
+                        break;
+                    }
+                };
+                patch_call(&mut out, fi, at, kind, sym.name);
+                continue;
+            }
+            if matches!(
+                target,
+                Some(Target::MapFd(_) | Target::MapValue(..) | Target::Ksym(_))
+            ) && i >= piece.len
+            {
+                return Err(Error::format(format!(
+                    "{}: the ld_imm64 is cut by the end of its function",
+                    where_()
+                )));
+            }
+            match target {
+                Some(Target::MapFd(m)) => {
+                    out.insns[fi].set_src_reg(insn::PSEUDO_MAP_FD);
+                    out.relocs.push(Reloc {
+                        insn_idx: fi,
+                        kind: RelocKind::MapFd,
+                        symbol: code.maps[m].name.clone(),
+                        target: m,
+                        addend: 0,
+                    });
+                }
+                Some(Target::MapValue(m, off)) => {
+                    out.insns[fi].set_src_reg(insn::PSEUDO_MAP_VALUE);
+                    out.relocs.push(Reloc {
+                        insn_idx: fi,
+                        kind: RelocKind::MapValue,
+                        symbol: code.maps[m].name.clone(),
+                        target: m,
+                        addend: insn.imm as i64 + off as i64,
+                    });
+                }
+                Some(Target::Ksym(e)) => {
+                    out.insns[fi].set_src_reg(0);
+                    out.relocs.push(Reloc {
+                        insn_idx: fi,
+                        kind: RelocKind::Ksym,
+                        symbol: code.externs[e].name.clone(),
+                        target: e,
+                        addend: 0,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    out.relocs.sort_by_key(|r| r.insn_idx);
+    if let Some(ext) = code.ext {
+        ext_records(code, ext, &pieces, &mut out);
+    }
+    Ok(out)
+}
+
+fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u8]) {
+    out.insns[fi].imm = at as i32 - (fi as i32 + 1);
+    if kind == RelocKind::Func {
+        out.insns[fi].set_src_reg(insn::PSEUDO_FUNC);
+    }
+    out.relocs.push(Reloc {
+        insn_idx: fi,
+        kind,
+        symbol: CString::new(name.to_vec()).unwrap_or_default(),
+        target: at,
+        addend: 0,
+    });
+}
+
+/// func_info and line_info of the layout's pieces, rebased to final
+/// instruction indices; whether any piece has CO-RE relocations.
+fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout) {
+    let mut funcs: Vec<[u32; 2]> = Vec::new();
+    let mut lines: Vec<[u32; 4]> = Vec::new();
+    for p in pieces {
+        let name = code.secs[p.sec].name;
+        let in_piece = |rec: &[u8]| -> Option<u32> {
+            let off = u32::from_le_bytes(rec.get(0..4)?.try_into().ok()?) as usize;
+            let idx = off / 8;
+            (off % 8 == 0 && idx >= p.start && idx < p.start + p.len)
+                .then(|| (p.at + idx - p.start) as u32)
+        };
+        let word = |rec: &[u8], k: usize| {
+            u32::from_le_bytes(rec[4 * k..4 * k + 4].try_into().unwrap_or([0; 4]))
+        };
+        if let Some(s) = ext.func_info.get(name) {
+            for r in &s.records {
+                if let Some(at) = in_piece(r) {
+                    funcs.push([at, word(r, 1)]);
+                }
+            }
+        }
+        if let Some(s) = ext.line_info.get(name) {
+            for r in &s.records {
+                if let Some(at) = in_piece(r) {
+                    lines.push([at, word(r, 1), word(r, 2), word(r, 3)]);
+                }
+            }
+        }
+        if let Some(s) = ext.core_relo.get(name) {
+            if s.records.iter().any(|r| in_piece(r).is_some()) {
+                out.core_relo = true;
+            }
+        }
+    }
+    funcs.sort_by_key(|f| f[0]);
+    lines.sort_by_key(|l| l[0]);
+    debug_assert_eq!(FUNC_INFO_SIZE, 8);
+    debug_assert_eq!(LINE_INFO_SIZE, 16);
+    out.func_info = funcs
+        .iter()
+        .flatten()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    out.line_info = lines
+        .iter()
+        .flatten()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+}
+
+/// Writes map fds, map value offsets and extern addresses (the calls were
+/// patched when the layout was made).
+pub(super) fn patch(l: &mut Layout, maps: &[Map], externs: &[Extern]) {
+    for r in &l.relocs {
+        let i = r.insn_idx;
+        match r.kind {
+            RelocKind::MapFd => {
+                l.insns[i].imm = maps[r.target].fd.unwrap_or(-1);
+                l.insns[i + 1].imm = 0;
+            }
+            RelocKind::MapValue => {
+                l.insns[i].imm = maps[r.target].fd.unwrap_or(-1);
+                l.insns[i + 1].imm = r.addend as i32;
+            }
+            RelocKind::Ksym => {
+                let a = externs[r.target].addr;
+                l.insns[i].imm = a as u32 as i32;
+                l.insns[i + 1].imm = (a >> 32) as u32 as i32;
+            }
+            RelocKind::Call | RelocKind::Func => {}
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! `ksym_bpf_*`: BPF ELF objects.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use super::resolve::ksym_cache;
+use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
+use crate::bpf::{Object, RelocKind};
+use crate::error::{Error, Result};
+
+/// A BPF ELF object (opaque). Used by one thread at a time.
+pub struct ksym_bpf_object {
+    obj: Object,
+}
+
+/// One instruction, layout-compatible with `struct bpf_insn` from
+/// `<linux/bpf.h>` (dst_reg in the low nibble of `regs`, src_reg in the high).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_insn {
+    pub code: u8,
+    pub regs: u8,
+    pub off: i16,
+    pub imm: i32,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<ksym_bpf_insn>() == std::mem::size_of::<crate::bpf::Insn>());
+    assert!(std::mem::align_of::<ksym_bpf_insn>() == std::mem::align_of::<crate::bpf::Insn>());
+};
+
+/// A program (output struct: set `sz`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_program_info {
+    /// sizeof(struct ksym_bpf_program_info), set by the caller.
+    pub sz: usize,
+    /// The symbol's name: an alias has its own name.
+    pub name: *const c_char,
+    /// ELF section name, e.g. "socket", "fentry/vfs_read".
+    pub section: *const c_char,
+    /// Index of the program whose instructions this one shares; its own index if none.
+    pub alias_of: usize,
+    /// Offset in the section, in instructions.
+    pub insn_off: usize,
+    /// Instructions of the function itself (before subprograms are appended).
+    pub insn_cnt: usize,
+}
+
+/// A map (output struct: set `sz`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_map_info {
+    /// sizeof(struct ksym_bpf_map_info), set by the caller.
+    pub sz: usize,
+    /// ".maps" variable name, or the data section name (".bss", ".data", ".rodata", ...).
+    pub name: *const c_char,
+    pub section: *const c_char,
+    pub r#type: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+    /// Data sections: initial contents (NULL for .bss and `.maps` maps).
+    pub initial_value: *const c_void,
+    pub initial_value_size: usize,
+}
+
+/// An untyped `__ksym` extern (output struct: set `sz`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_extern_info {
+    /// sizeof(struct ksym_bpf_extern_info), set by the caller.
+    pub sz: usize,
+    /// May be module-qualified ("ext4`ext4_file_open") via an asm label.
+    pub name: *const c_char,
+    pub weak: bool,
+    /// Found in kallsyms by ksym_bpf_object_resolve_ksyms.
+    pub resolved: bool,
+    /// After ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
+    pub addr: u64,
+}
+
+/// What a relocation writes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ksym_bpf_reloc_kind {
+    /// ld_imm64 <- kernel address of an extern.
+    KSYM_BPF_RELOC_KSYM = 1,
+    /// ld_imm64 <- map fd (src_reg BPF_PSEUDO_MAP_FD).
+    KSYM_BPF_RELOC_MAP_FD = 2,
+    /// ld_imm64 <- data-section map + offset (BPF_PSEUDO_MAP_VALUE).
+    KSYM_BPF_RELOC_MAP_VALUE = 3,
+    /// bpf-to-bpf call to a subprogram.
+    KSYM_BPF_RELOC_CALL = 4,
+    /// ld_imm64 <- address of a subprogram (BPF_PSEUDO_FUNC, callbacks).
+    KSYM_BPF_RELOC_FUNC = 5,
+}
+
+/// A relocation of a program (output struct: set `sz`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_reloc {
+    /// sizeof(struct ksym_bpf_reloc), set by the caller.
+    pub sz: usize,
+    /// Index in the program's final instruction array.
+    pub insn_idx: usize,
+    /// enum ksym_bpf_reloc_kind.
+    pub kind: c_int,
+    /// Extern, map, data section or subprogram name.
+    pub symbol: *const c_char,
+    /// Map index (MAP_*), extern index (KSYM), or final insn index of the callee (CALL, FUNC).
+    pub target: usize,
+    /// MAP_VALUE: the offset in the data section (`insn[1].imm`).
+    pub addend: i64,
+}
+
+fn boxed(obj: Object) -> *mut ksym_bpf_object {
+    Box::into_raw(Box::new(ksym_bpf_object { obj }))
+}
+
+unsafe fn obj_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a Object> {
+    non_null(o, "obj")?;
+    // SAFETY: a live handle from ksym_bpf_object_open*.
+    Ok(unsafe { &(*o).obj })
+}
+
+unsafe fn obj_mut<'a>(o: *mut ksym_bpf_object) -> Result<&'a mut Object> {
+    non_null(o, "obj")?;
+    // SAFETY: a live handle, used by one thread at a time (the contract).
+    Ok(unsafe { &mut (*o).obj })
+}
+
+/// Opens a BPF ELF object file (64-bit little-endian EM_BPF relocatable).
+/// NULL on failure: KSYM_ERR_FORMAT for malformed input (the message says
+/// what and where), KSYM_ERR_UNSUPPORTED for what libksym does not handle
+/// yet (kfunc calls, typed ksyms, .kconfig externs, legacy maps...).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_open(path: *const c_char) -> *mut ksym_bpf_object {
+    ptr_call(|| {
+        non_null(path, "path")?;
+        // SAFETY: a NUL-terminated path.
+        let p = unsafe { c_path(path) }.unwrap_or_default();
+        Ok(boxed(Object::open(&p)?))
+    })
+}
+
+/// Opens an object from `len` bytes in memory (copied: the buffer is not kept).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_open_mem(
+    buf: *const c_void,
+    len: usize,
+) -> *mut ksym_bpf_object {
+    ptr_call(|| {
+        non_null(buf, "buf")?;
+        // SAFETY: the caller's buffer holds `len` bytes.
+        let data = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        Ok(boxed(Object::parse(data)?))
+    })
+}
+
+/// Frees an object (NULL is a no-op).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_free(obj: *mut ksym_bpf_object) {
+    if !obj.is_null() {
+        // SAFETY: a handle from ksym_bpf_object_open*, freed once.
+        drop(unsafe { Box::from_raw(obj) });
+    }
+}
+
+/// The contents of the "license" section ("" when there is none).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_license(obj: *const ksym_bpf_object) -> *const c_char {
+    value_call(std::ptr::null(), || {
+        // SAFETY: per the contract.
+        Ok(unsafe { obj_ref(obj) }?.license().as_ptr())
+    })
+}
+
+/// Number of programs, aliases included.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_program_count(obj: *const ksym_bpf_object) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { obj_ref(obj) }?.programs().len())
+    })
+}
+
+/// Describes program `prog` (set out->sz first).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_info(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    out: *mut ksym_bpf_program_info,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        let p = o.programs().get(prog).ok_or_else(|| {
+            Error::not_found(format!(
+                "no program {prog}: the object has {}",
+                o.programs().len()
+            ))
+        })?;
+        let info = ksym_bpf_program_info {
+            sz: std::mem::size_of::<ksym_bpf_program_info>(),
+            name: p.name.as_ptr(),
+            section: p.section.as_ptr(),
+            alias_of: p.alias_of,
+            insn_off: p.insn_off,
+            insn_cnt: p.insn_cnt,
+        };
+        // SAFETY: per the contract.
+        unsafe { write_out(out, info, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Finds a program by (symbol) name.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_find_program(
+    obj: *const ksym_bpf_object,
+    name: *const c_char,
+    prog: *mut usize,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        let n = unsafe { c_bytes(name, "name") }?;
+        non_null(prog, "prog")?;
+        let i = o.find_program(n)?;
+        // SAFETY: checked non-NULL.
+        unsafe { prog.write(i) };
+        Ok(0)
+    })
+}
+
+/// Number of maps: `.maps` variables, then data sections.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_map_count(obj: *const ksym_bpf_object) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { obj_ref(obj) }?.maps().len())
+    })
+}
+
+/// Describes map `map` (set out->sz first).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_map_info(
+    obj: *const ksym_bpf_object,
+    map: usize,
+    out: *mut ksym_bpf_map_info,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        let m = o.maps().get(map).ok_or_else(|| {
+            Error::not_found(format!("no map {map}: the object has {}", o.maps().len()))
+        })?;
+        let (iv, ivs) = match &m.initial_value {
+            Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
+            None => (std::ptr::null(), 0),
+        };
+        let info = ksym_bpf_map_info {
+            sz: std::mem::size_of::<ksym_bpf_map_info>(),
+            name: m.name.as_ptr(),
+            section: m.section.as_ptr(),
+            r#type: m.map_type,
+            key_size: m.key_size,
+            value_size: m.value_size,
+            max_entries: m.max_entries,
+            map_flags: m.map_flags,
+            initial_value: iv,
+            initial_value_size: ivs,
+        };
+        // SAFETY: per the contract.
+        unsafe { write_out(out, info, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Finds a map by name.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_find_map(
+    obj: *const ksym_bpf_object,
+    name: *const c_char,
+    map: *mut usize,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        let n = unsafe { c_bytes(name, "name") }?;
+        non_null(map, "map")?;
+        let i = o.find_map(n)?;
+        // SAFETY: checked non-NULL.
+        unsafe { map.write(i) };
+        Ok(0)
+    })
+}
+
+/// Gives map `map` the fd of the kernel map created for it (used by
+/// ksym_bpf_object_relocate; libksym does not own or close it).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_set_map_fd(
+    obj: *mut ksym_bpf_object,
+    map: usize,
+    fd: c_int,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        unsafe { obj_mut(obj) }?.set_map_fd(map, fd)?;
+        Ok(0)
+    })
+}
+
+/// Number of untyped `__ksym` externs.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_extern_count(obj: *const ksym_bpf_object) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { obj_ref(obj) }?.externs().len())
+    })
+}
+
+/// Describes extern `ext` (set out->sz first).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_extern_info(
+    obj: *const ksym_bpf_object,
+    ext: usize,
+    out: *mut ksym_bpf_extern_info,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        let e = o.externs().get(ext).ok_or_else(|| {
+            Error::not_found(format!(
+                "no extern {ext}: the object has {}",
+                o.externs().len()
+            ))
+        })?;
+        let info = ksym_bpf_extern_info {
+            sz: std::mem::size_of::<ksym_bpf_extern_info>(),
+            name: e.name.as_ptr(),
+            weak: e.weak,
+            resolved: e.resolved,
+            addr: e.addr,
+        };
+        // SAFETY: per the contract.
+        unsafe { write_out(out, info, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Resolves every untyped __ksym extern of the object in one pass. `cache`
+/// may be NULL (one pass over /proc/kallsyms, nothing kept). A strong
+/// extern not found is KSYM_ERR_NOT_FOUND (the message names it, with near
+/// matches); a weak one gets 0; an ambiguous one is KSYM_ERR_AMBIGUOUS; a
+/// restricted kallsyms is KSYM_ERR_RESTRICTED unless every extern is weak.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_resolve_ksyms(
+    obj: *mut ksym_bpf_object,
+    cache: *mut ksym_cache,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract; a cache is internally synchronised.
+        let o = unsafe { obj_mut(obj) }?;
+        let c = if cache.is_null() {
+            None
+        } else {
+            Some(unsafe { &(*cache).cache })
+        };
+        o.resolve_ksyms(c)?;
+        Ok(0)
+    })
+}
+
+/// Number of relocations of a program (an alias reports its target's).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_reloc_count(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+) -> usize {
+    value_call(0, || {
+        // SAFETY: per the contract.
+        Ok(unsafe { obj_ref(obj) }?.relocs(prog)?.len())
+    })
+}
+
+/// Relocation `i` of a program, in final instruction indices (set out->sz first).
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_reloc(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    i: usize,
+    out: *mut ksym_bpf_reloc,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        let relocs = unsafe { obj_ref(obj) }?.relocs(prog)?;
+        let r = relocs.get(i).ok_or_else(|| {
+            Error::not_found(format!(
+                "no relocation {i}: program {prog} has {}",
+                relocs.len()
+            ))
+        })?;
+        let kind = match r.kind {
+            RelocKind::Ksym => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KSYM,
+            RelocKind::MapFd => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_MAP_FD,
+            RelocKind::MapValue => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_MAP_VALUE,
+            RelocKind::Call => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_CALL,
+            RelocKind::Func => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_FUNC,
+        };
+        let v = ksym_bpf_reloc {
+            sz: std::mem::size_of::<ksym_bpf_reloc>(),
+            insn_idx: r.insn_idx,
+            kind: kind as c_int,
+            symbol: r.symbol.as_ptr(),
+            target: r.target,
+            addend: r.addend,
+        };
+        // SAFETY: per the contract.
+        unsafe { write_out(out, v, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Applies everything: subprograms appended (done at open), calls patched,
+/// map fds, data-section values and resolved ksyms written. Needs an fd for
+/// every map a program uses (KSYM_ERR_INVALID naming it otherwise) and, if
+/// a program uses externs, ksym_bpf_object_resolve_ksyms first. A program
+/// with CO-RE relocations is KSYM_ERR_UNSUPPORTED. Can be called again.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_relocate(obj: *mut ksym_bpf_object) -> c_int {
+    int_call(|| {
+        // SAFETY: per the contract.
+        unsafe { obj_mut(obj) }?.relocate()?;
+        Ok(0)
+    })
+}
+
+/// After relocate: the final instructions of a program and their count. An
+/// alias returns the very same pointer as the program it aliases: one copy,
+/// however many aliases. NULL with KSYM_ERR_INVALID before relocate.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_insns(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    insn_cnt: *mut usize,
+) -> *const ksym_bpf_insn {
+    value_call(std::ptr::null(), || {
+        // SAFETY: per the contract.
+        let insns = unsafe { obj_ref(obj) }?.insns(prog)?;
+        non_null(insn_cnt, "insn_cnt")?;
+        // SAFETY: checked non-NULL.
+        unsafe { insn_cnt.write(insns.len()) };
+        // Same layout (checked at compile time above).
+        Ok(insns.as_ptr().cast::<ksym_bpf_insn>())
+    })
+}
+
+/// The object's .BTF made loadable by BPF_BTF_LOAD (DATASEC sizes and VAR
+/// offsets filled in from the ELF, extern VARs/FUNCs the kernel refuses
+/// rewritten, as libbpf does). NULL with KSYM_ERR_NOT_FOUND when the object
+/// has no BTF.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_btf(
+    obj: *const ksym_bpf_object,
+    size: *mut usize,
+) -> *const c_void {
+    value_call(std::ptr::null(), || {
+        // SAFETY: per the contract.
+        let b = unsafe { obj_ref(obj) }?.btf()?;
+        non_null(size, "size")?;
+        // SAFETY: checked non-NULL.
+        unsafe { size.write(b.len()) };
+        Ok(b.as_ptr().cast::<c_void>())
+    })
+}
+
+unsafe fn records(
+    recs: Result<&[u8]>,
+    rec: usize,
+    rec_size: *mut usize,
+    cnt: *mut usize,
+) -> Result<*const c_void> {
+    let r = recs?;
+    non_null(rec_size, "rec_size")?;
+    non_null(cnt, "cnt")?;
+    // SAFETY: checked non-NULL.
+    unsafe {
+        rec_size.write(rec);
+        cnt.write(r.len() / rec);
+    }
+    Ok(r.as_ptr().cast::<c_void>())
+}
+
+/// The func_info records of a program's final instructions (struct
+/// bpf_func_info: insn_off in final instruction indices, type_id), ready
+/// for BPF_PROG_LOAD. An alias gets its target's. NULL with
+/// KSYM_ERR_NOT_FOUND when the object has no BTF.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_func_info(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    rec_size: *mut usize,
+    cnt: *mut usize,
+) -> *const c_void {
+    value_call(std::ptr::null(), || {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        unsafe { records(o.func_info(prog), crate::bpf::FUNC_INFO_SIZE, rec_size, cnt) }
+    })
+}
+
+/// The line_info records of a program's final instructions (struct
+/// bpf_line_info), as for func_info.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_line_info(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    rec_size: *mut usize,
+    cnt: *mut usize,
+) -> *const c_void {
+    value_call(std::ptr::null(), || {
+        // SAFETY: per the contract.
+        let o = unsafe { obj_ref(obj) }?;
+        unsafe { records(o.line_info(prog), crate::bpf::LINE_INFO_SIZE, rec_size, cnt) }
+    })
+}
