@@ -71,7 +71,7 @@ $(BUILD)/ksym.pc: pkgconfig/ksym.pc.in $(BUILD)/native-static-libs Cargo.toml
 	$(call make_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR),$@)
 
 # The CLI links libksym statically: it runs from anywhere, installed or not.
-$(BUILD)/ksym: tools/ksym.c include/ksym.h $(BUILD)/libksym.a $(BUILD)/native-static-libs
+$(BUILD)/ksym: tools/ksym.c tools/bpf_loader.h include/ksym.h $(BUILD)/libksym.a $(BUILD)/native-static-libs
 	$(CC) $(CWARN) -O2 -Iinclude -o $@ tools/ksym.c $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs)
 
 # Real kernel data (tests/data/*.gz) unpacked for the demo and the bench.
@@ -133,6 +133,23 @@ test-c: all
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE) DESTDIR=
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig STAGE=$(STAGE) CC="$(CC)" CXX="$(CXX)" \
 	    KSYM_TESTDATA=$(abspath $(BUILD)/testdata) sh c-tests/run.sh
+
+# The BPF objects the tests load are committed so that tests need no clang.
+# -g gives BTF (.BTF, .BTF.ext); llvm-strip -g then drops DWARF, which no
+# loader reads, to keep the objects small. nobtf.bpf.o is built without -g on
+# purpose: it is the "no BTF at all" case.
+BPF_CLANG ?= clang-19
+BPF_STRIP ?= llvm-strip-19
+BPF_SRCS  := $(wildcard c-tests/bpf/*.bpf.c)
+bpf-objects:
+	cd c-tests/bpf && sh gen_many_aliases.sh 500
+	@for src in $(BPF_SRCS); do \
+	    obj=$${src%.c}.o; g=-g; \
+	    case $$src in *nobtf*) g=;; esac; \
+	    echo "$(BPF_CLANG) -O2 $$g -target bpf -c $$src -o $$obj"; \
+	    $(BPF_CLANG) -O2 $$g -target bpf -c $$src -o $$obj || exit 1; \
+	    [ -z "$$g" ] || $(BPF_STRIP) -g $$obj || exit 1; \
+	done
 
 bench: testdata
 	$(CARGO) bench --bench ksym_bench

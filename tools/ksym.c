@@ -7,17 +7,23 @@
  *   ksym [OPTIONS] modules             modules: kind, symbols, address range
  *   ksym [OPTIONS] stat                counts, memory, read/parse time
  *   ksym [OPTIONS] resolve NAME...     one streaming pass, no table (ksym_cache)
+ *   ksym obj FILE.bpf.o [--kallsyms FILE] [--load]
+ *                                      programs and their aliases, maps, externs
+ *                                      resolved, relocations; --load creates the
+ *                                      maps and loads every program
  *
  * OPTIONS: --kallsyms FILE, --ranges FILE (modules.builtin.ranges; "" for
  * none), --vmlinux FILE (exact sizes), --modules FILE (what the cache
- * watches), --repeat N (resolve: ask N times, to show the cache at work).
+ * watches), --repeat N (resolve: ask N times, to show the cache at work),
+ * --load (obj). Options may come anywhere on the command line.
  *
  * Errors go to stderr with libksym's message; the exit status is 1 when any
  * query failed, 2 for usage errors.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
 #include <ksym.h>
+#include "bpf_loader.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +37,7 @@ struct options {
     const char *vmlinux;
     const char *modules;
     const char *repeat;
+    int load;
 };
 
 static void usage(FILE *f)
@@ -45,6 +52,8 @@ static void usage(FILE *f)
             "  modules           list modules (kind, symbols, address range)\n"
             "  stat              symbol and module counts, memory, read/parse time\n"
             "  resolve NAME...   resolve in one streaming pass (no table), through a cache\n"
+            "  obj FILE.bpf.o    a BPF object: programs and aliases, maps, externs, relocations;\n"
+            "                    --load creates its maps and loads every program into the kernel\n"
             "  version           print the library version\n");
 }
 
@@ -224,6 +233,127 @@ out:
     return rc;
 }
 
+static const char *reloc_kind(int k)
+{
+    switch (k) {
+    case KSYM_BPF_RELOC_KSYM: return "ksym";
+    case KSYM_BPF_RELOC_MAP_FD: return "map_fd";
+    case KSYM_BPF_RELOC_MAP_VALUE: return "map_value";
+    case KSYM_BPF_RELOC_CALL: return "call";
+    case KSYM_BPF_RELOC_FUNC: return "func";
+    default: return "?";
+    }
+}
+
+static int cmd_obj(const struct options *o, const char *path)
+{
+    struct ksym_bpf_object *obj = ksym_bpf_object_open(path);
+    if (!obj) {
+        /* The library's message already names the file. */
+        fprintf(stderr, "ksym: %s\n", ksym_last_error_message());
+        return 1;
+    }
+    KSYM_OPTS(ksym_table_opts, opts, .kallsyms_path = o->kallsyms, .builtin_ranges_path = o->ranges,
+              .modules_path = o->modules);
+    struct ksym_cache *cache = ksym_cache_new(&opts);
+    int rc = 0;
+    size_t np = ksym_bpf_object_program_count(obj);
+    size_t nm = ksym_bpf_object_map_count(obj);
+    size_t ne = ksym_bpf_object_extern_count(obj);
+    size_t btf_size = 0;
+
+    printf("%s: license \"%s\", %zu programs, %zu maps, %zu externs, ", path, ksym_bpf_object_license(obj), np,
+           nm, ne);
+    if (ksym_bpf_object_btf(obj, &btf_size))
+        printf("%zu bytes of loadable BTF\n", btf_size);
+    else
+        printf("no BTF\n");
+
+    printf("\nprograms:\n");
+    for (size_t i = 0; i < np; i++) {
+        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+        ksym_bpf_program_info(obj, i, &p);
+        if (p.alias_of != i) {
+            struct ksym_bpf_program_info t = { .sz = sizeof(t) };
+            ksym_bpf_program_info(obj, p.alias_of, &t);
+            printf("  [%zu] %-24s alias of [%zu] %s\n", i, p.name, p.alias_of, t.name);
+        } else {
+            printf("  [%zu] %-24s section %s, %zu insns at %zu\n", i, p.name, p.section, p.insn_cnt, p.insn_off);
+        }
+    }
+    printf("\nmaps:\n");
+    for (size_t i = 0; i < nm; i++) {
+        struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+        ksym_bpf_map_info(obj, i, &m);
+        printf("  [%zu] %-16s type %u key %u value %u max_entries %u flags %#x%s\n", i, m.name, m.type, m.key_size,
+               m.value_size, m.max_entries, m.map_flags, m.initial_value ? " (initial value)" : "");
+    }
+    printf("\nexterns (one pass over %s):\n", o->kallsyms ? o->kallsyms : "kallsyms");
+    if (ne && ksym_bpf_object_resolve_ksyms(obj, cache) != 0) {
+        fprintf(stderr, "ksym: %s\n", ksym_last_error_message());
+        rc = 1;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        struct ksym_bpf_extern_info e = { .sz = sizeof(e) };
+        ksym_bpf_extern_info(obj, i, &e);
+        if (e.resolved)
+            printf("  [%zu] %-28s %016" PRIx64 "%s\n", i, e.name, e.addr, e.weak ? " (weak)" : "");
+        else
+            printf("  [%zu] %-28s %16s%s\n", i, e.name, "-", e.weak ? " (weak: 0)" : "");
+    }
+    printf("\nrelocations (final instruction indices; aliases share their target's):\n");
+    for (size_t i = 0; i < np; i++) {
+        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+        ksym_bpf_program_info(obj, i, &p);
+        if (p.alias_of != i)
+            continue;
+        printf("  %s:\n", p.name);
+        size_t n = ksym_bpf_program_reloc_count(obj, i);
+        for (size_t k = 0; k < n; k++) {
+            struct ksym_bpf_reloc r = { .sz = sizeof(r) };
+            ksym_bpf_program_reloc(obj, i, k, &r);
+            printf("    insn %4zu  %-9s %-24s target %zu", r.insn_idx, reloc_kind(r.kind), r.symbol, r.target);
+            if (r.kind == KSYM_BPF_RELOC_MAP_VALUE)
+                printf(" +%" PRId64, r.addend);
+            putchar('\n');
+        }
+    }
+    if (o->load && rc == 0) {
+        struct kl_loaded l;
+        char why[8192];
+        int avail = kl_bpf_available();
+        printf("\nloading into the kernel:\n");
+        if (avail) {
+            printf("  not possible here: bpf() fails with %s (needs root or CAP_BPF)\n", strerror(-avail));
+            rc = 1;
+        } else {
+            int err = kl_load(obj, cache, &l, stdout, why, sizeof(why));
+            if (err > -1 && err != 0)
+                err = -1;
+            if (err < -1 || (err < 0 && why[0] && l.nprogs == 0)) {
+                fprintf(stderr, "ksym: %s\n", why);
+                rc = 1;
+            } else if (err) {
+                rc = 1;
+            } else {
+                size_t cnt;
+                const struct ksym_bpf_insn *first = ksym_bpf_program_insns(obj, 0, &cnt);
+                size_t shared = 0;
+                for (size_t i = 1; i < np; i++) {
+                    size_t c2;
+                    shared += ksym_bpf_program_insns(obj, i, &c2) == first;
+                }
+                printf("  all %zu programs loaded; program 0 and its %zu aliases share one copy of %zu insns\n",
+                       np, shared, cnt);
+            }
+            kl_unload(&l);
+        }
+    }
+    ksym_cache_free(cache);
+    ksym_bpf_object_free(obj);
+    return rc;
+}
+
 static int cmd_stat(struct ksym_table *t)
 {
     struct ksym_table_stats st = { .sz = sizeof(st) };
@@ -254,50 +384,14 @@ static int cmd_stat(struct ksym_table *t)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int run(const struct options *o, const char *cmd, int nargs, char **args)
 {
-    struct options o = { 0 };
-    int i = 1;
-    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
-        const char **slot = NULL;
-        if (!strcmp(argv[i], "--kallsyms"))
-            slot = &o.kallsyms;
-        else if (!strcmp(argv[i], "--ranges"))
-            slot = &o.ranges;
-        else if (!strcmp(argv[i], "--vmlinux"))
-            slot = &o.vmlinux;
-        else if (!strcmp(argv[i], "--modules"))
-            slot = &o.modules;
-        else if (!strcmp(argv[i], "--repeat"))
-            slot = &o.repeat;
-        else if (!strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "ksym: unknown option %s\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "ksym: %s needs a value\n", argv[i]);
-            return 2;
-        }
-        *slot = argv[++i];
-    }
-    if (i >= argc) {
-        usage(stderr);
-        return 2;
-    }
-    const char *cmd = argv[i++];
-    int nargs = argc - i;
-    char **args = argv + i;
-
     if (!strcmp(cmd, "version")) {
         printf("libksym %s\n", ksym_version());
         return 0;
     }
     int need_args = !strcmp(cmd, "lookup") || !strcmp(cmd, "addr") || !strcmp(cmd, "grep") ||
-                    !strcmp(cmd, "resolve");
+                    !strcmp(cmd, "resolve") || !strcmp(cmd, "obj");
     int known = need_args || !strcmp(cmd, "modules") || !strcmp(cmd, "stat");
     if (!known) {
         fprintf(stderr, "ksym: unknown command %s\n", cmd);
@@ -308,15 +402,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "ksym: %s needs arguments\n", cmd);
         return 2;
     }
-    if (!strcmp(cmd, "grep") && nargs != 1) {
-        fprintf(stderr, "ksym: grep takes one pattern\n");
+    if ((!strcmp(cmd, "grep") || !strcmp(cmd, "obj")) && nargs != 1) {
+        fprintf(stderr, "ksym: %s takes one argument\n", cmd);
         return 2;
     }
 
     if (!strcmp(cmd, "resolve"))
-        return cmd_resolve(&o, nargs, args);
+        return cmd_resolve(o, nargs, args);
+    if (!strcmp(cmd, "obj"))
+        return cmd_obj(o, args[0]);
 
-    struct ksym_table *t = open_table(&o);
+    struct ksym_table *t = open_table(o);
     if (!t)
         return 1;
     int rc;
@@ -331,5 +427,61 @@ int main(int argc, char **argv)
     else
         rc = cmd_stat(t);
     ksym_table_free(t);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = { 0 };
+    char **pos = calloc((size_t)argc + 1, sizeof(*pos));
+    int npos = 0;
+    if (!pos)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        const char **slot = NULL;
+        if (strncmp(argv[i], "--", 2) != 0) {
+            pos[npos++] = argv[i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--kallsyms"))
+            slot = &o.kallsyms;
+        else if (!strcmp(argv[i], "--ranges"))
+            slot = &o.ranges;
+        else if (!strcmp(argv[i], "--vmlinux"))
+            slot = &o.vmlinux;
+        else if (!strcmp(argv[i], "--modules"))
+            slot = &o.modules;
+        else if (!strcmp(argv[i], "--repeat"))
+            slot = &o.repeat;
+        else if (!strcmp(argv[i], "--load")) {
+            o.load = 1;
+            continue;
+        } else if (!strcmp(argv[i], "--help")) {
+            usage(stdout);
+            free(pos);
+            return 0;
+        } else {
+            fprintf(stderr, "ksym: unknown option %s\n", argv[i]);
+            usage(stderr);
+            free(pos);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "ksym: %s needs a value\n", argv[i]);
+            free(pos);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    if (npos == 0) {
+        usage(stderr);
+        free(pos);
+        return 2;
+    }
+    const char *cmd = pos[0];
+    int nargs = npos - 1;
+    char **args = pos + 1;
+    int rc = run(&o, cmd, nargs, args);
+    free(pos);
     return rc;
 }
