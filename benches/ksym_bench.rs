@@ -5,7 +5,7 @@
 //! them (the plain read of the same file), never as absolute times.
 //!
 //! Usage: `cargo bench --bench ksym_bench [-- SECTION...]` with sections
-//! `table`, `modules`, `resolve` (default: all). Set `KSYM_BENCH_KALLSYMS` to use another file
+//! `table`, `modules`, `resolve`, `bpf` (default: all). Set `KSYM_BENCH_KALLSYMS` to use another file
 //! than /proc/kallsyms.
 
 use std::ffi::{c_char, CStr, CString};
@@ -14,6 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use ksym::ffi::bpf::*;
 use ksym::ffi::resolve::*;
 use ksym::ffi::table::*;
 
@@ -192,6 +193,15 @@ fn print_table(title: &str, rows: &[Row]) {
 
 fn ms(s: f64) -> String {
     format!("{:.2} ms", s * 1e3)
+}
+
+/// Milliseconds, or microseconds below one millisecond.
+fn short(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} µs", s * 1e6)
+    } else {
+        ms(s)
+    }
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -805,6 +815,251 @@ fn bench_resolve(live: &Path, copy: &Path) {
     print_table("Batch resolution and the pull-through cache", &rows);
 }
 
+fn last_error() -> String {
+    unsafe { CStr::from_ptr(ksym::ffi::error::ksym_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Closes a BPF object when dropped.
+struct ObjGuard(*mut ksym_bpf_object);
+impl Drop for ObjGuard {
+    fn drop(&mut self) {
+        unsafe { ksym_bpf_object_free(self.0) }
+    }
+}
+
+fn bpf_open(path: &CStr) -> ObjGuard {
+    let o = unsafe { ksym_bpf_object_open(path.as_ptr()) };
+    assert!(!o.is_null(), "open: {}", last_error());
+    // Relocation writes the fd into the instructions; no map is created.
+    for m in 0..unsafe { ksym_bpf_object_map_count(o) } {
+        assert_eq!(
+            unsafe { ksym_bpf_object_set_map_fd(o, m, 100 + m as i32) },
+            0
+        );
+    }
+    ObjGuard(o)
+}
+
+type Ptr = *mut libc::c_void;
+type OpenFile = unsafe extern "C" fn(*const c_char, *const libc::c_void) -> Ptr;
+type Close = unsafe extern "C" fn(Ptr);
+type NextProgram = unsafe extern "C" fn(*const libc::c_void, Ptr) -> Ptr;
+type SetPrint = unsafe extern "C" fn(*const libc::c_void) -> *const libc::c_void;
+
+/// libbpf, if installed, through dlopen: the bench neither links nor needs it.
+struct Libbpf {
+    open_file: OpenFile,
+    close: Close,
+    next_program: NextProgram,
+}
+
+fn libbpf() -> Option<Libbpf> {
+    unsafe {
+        let h = libc::dlopen(c"libbpf.so.1".as_ptr(), libc::RTLD_NOW);
+        if h.is_null() {
+            return None;
+        }
+        let sym = |n: &CStr| {
+            let p = libc::dlsym(h, n.as_ptr());
+            (!p.is_null()).then_some(p)
+        };
+        // SAFETY: the prototypes of libbpf 1.x (bpf/libbpf.h).
+        let set_print = std::mem::transmute::<Ptr, SetPrint>(sym(c"libbpf_set_print")?);
+        // Silence libbpf's warnings: NULL print callback.
+        set_print(std::ptr::null());
+        Some(Libbpf {
+            open_file: std::mem::transmute::<Ptr, OpenFile>(sym(c"bpf_object__open_file")?),
+            close: std::mem::transmute::<Ptr, Close>(sym(c"bpf_object__close")?),
+            next_program: std::mem::transmute::<Ptr, NextProgram>(sym(
+                c"bpf_object__next_program",
+            )?),
+        })
+    }
+}
+
+fn bench_bpf(live: &Path) {
+    let mut rows = Vec::new();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/bpf/many_aliases.bpf.o");
+    let cpath = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let lp = CString::new(live.as_os_str().as_encoded_bytes()).unwrap();
+    let probe = bpf_open(&cpath);
+    let nprogs = unsafe { ksym_bpf_object_program_count(probe.0) };
+    drop(probe);
+    let mut buf = vec![0u8; 1 << 20];
+
+    let resolve = |o: &ObjGuard, cache: *mut ksym_cache| {
+        let r = unsafe { ksym_bpf_object_resolve_ksyms(o.0, cache) };
+        assert_eq!(r, 0, "resolve_ksyms: {}", last_error());
+    };
+    let relocate = |o: &ObjGuard| {
+        let r = unsafe { ksym_bpf_object_relocate(o.0) };
+        assert_eq!(r, 0, "relocate: {}", last_error());
+    };
+    let (mut plain, mut open, mut res, mut rel, mut all, mut scan) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for round in 0..11 {
+        plain.push(time(1, || plain_read(live, &mut buf)));
+        open.push(time(1, || bpf_open(&cpath)));
+        let o = bpf_open(&cpath);
+        res.push(time(1, || resolve(&o, std::ptr::null_mut())));
+        rel.push(time(1, || relocate(&o)));
+        drop(o);
+        all.push(time(1, || {
+            let o = bpf_open(&cpath);
+            resolve(&o, std::ptr::null_mut());
+            relocate(&o);
+            o
+        }));
+        if round < 3 {
+            scan.push(time(1, || fscanf_loop(live)));
+        }
+    }
+    let plain = median(plain);
+    rows.push(row(
+        format!("plain read() of {}", live.display()),
+        ms(plain),
+        "1.00",
+        "baseline",
+    ));
+    let open = median(open);
+    rows.push(row(
+        format!(
+            "ksym_bpf_object_open, many_aliases.bpf.o ({nprogs} programs: 1 function + aliases)"
+        ),
+        short(open),
+        format!("{:.3}", open / plain),
+        "",
+    ));
+    let res = median(res);
+    rows.push(row(
+        "ksym_bpf_object_resolve_ksyms, no cache (one streaming pass over kallsyms)",
+        ms(res),
+        format!("{:.3}", res / plain),
+        format!("≤ 1.05 × read: {}", verdict(res / plain <= 1.05)),
+    ));
+    let rel = median(rel);
+    rows.push(row(
+        format!("ksym_bpf_object_relocate, all {nprogs} programs"),
+        short(rel),
+        format!("{:.4}", rel / plain),
+        "",
+    ));
+    let all = median(all);
+    rows.push(row(
+        "open + resolve_ksyms + relocate, end to end",
+        ms(all),
+        format!("{:.3}", all / plain),
+        format!("≤ 1.10 × read: {}", verdict(all / plain <= 1.10)),
+    ));
+    let scan = median(scan);
+    rows.push(row(
+        "libbpf's way to resolve __ksym: fscanf over every line (libbpf_kallsyms_parse)",
+        ms(scan),
+        format!("{:.2}", scan / plain),
+        "",
+    ));
+
+    // Memory kept by a relocated object, and how many instruction copies.
+    let (o, kept) = {
+        use std::sync::atomic::Ordering::Relaxed;
+        let base = CURRENT.load(Relaxed);
+        let o = bpf_open(&cpath);
+        resolve(&o, std::ptr::null_mut());
+        relocate(&o);
+        let kept = CURRENT.load(Relaxed) - base;
+        (o, kept)
+    };
+    let mut copies = std::collections::HashSet::new();
+    let mut insns = 0;
+    for p in 0..nprogs {
+        let mut n = 0usize;
+        let i = unsafe { ksym_bpf_program_insns(o.0, p, &mut n) };
+        assert!(!i.is_null(), "insns: {}", last_error());
+        copies.insert(i as usize);
+        insns = n;
+    }
+    drop(o);
+    rows.push(row(
+        format!(
+            "memory kept by the relocated object ({} instruction copy for {nprogs} programs of {insns} insns)",
+            copies.len()
+        ),
+        format!("{:.1} KiB", kept as f64 / 1024.0),
+        "",
+        format!(
+            "one copy: {}; a copy per program would add {:.1} KiB",
+            verdict(copies.len() == 1),
+            ((nprogs - 1) * insns * 8) as f64 / 1024.0
+        ),
+    ));
+
+    // Many objects through one cache: one kallsyms pass for all of them.
+    let opts = ksym_table_opts {
+        kallsyms_path: lp.as_ptr(),
+        builtin_ranges_path: c"".as_ptr(),
+        ..Default::default()
+    };
+    let c = unsafe { ksym_cache_new(&opts) };
+    assert!(!c.is_null());
+    let o = bpf_open(&cpath);
+    resolve(&o, c);
+    drop(o);
+    let objs: Vec<ObjGuard> = (0..21).map(|_| bpf_open(&cpath)).collect();
+    let mut it = objs.iter();
+    let warm = time(21, || resolve(it.next().unwrap(), c));
+    let mut st = ksym_cache_stats {
+        sz: std::mem::size_of::<ksym_cache_stats>(),
+        ..Default::default()
+    };
+    assert_eq!(unsafe { ksym_cache_stats(c, &mut st) }, 0);
+    drop(objs);
+    unsafe { ksym_cache_free(c) };
+    rows.push(row(
+        format!(
+            "resolve_ksyms of 22 objects through one ksym_cache: {} kallsyms pass(es) in all; warm object",
+            st.passes
+        ),
+        short(warm),
+        "",
+        format!("1 pass: {}", verdict(st.passes == 1)),
+    ));
+
+    match libbpf() {
+        None => rows.push(row(
+            "libbpf bpf_object__open_file: libbpf.so.1 not installed, not measured",
+            "",
+            "",
+            "",
+        )),
+        Some(lb) => {
+            let mut n = 0;
+            let t = time(11, || unsafe {
+                let o = (lb.open_file)(cpath.as_ptr(), std::ptr::null());
+                assert!(!o.is_null(), "libbpf could not open {}", path.display());
+                n = 0;
+                let mut p = (lb.next_program)(o, std::ptr::null_mut());
+                while !p.is_null() {
+                    n += 1;
+                    p = (lb.next_program)(o, p);
+                }
+                (lb.close)(o);
+            });
+            rows.push(row(
+                format!("libbpf bpf_object__open_file, same object ({n} programs, each its own copy; open only, no ksym pass)"),
+                short(t),
+                format!("{:.3}", t / plain),
+                format!("ours/libbpf open: {:.2}", open / t),
+            ));
+        }
+    }
+    print_table(
+        "BPF objects: aliases relocated once, __ksym externs in one pass",
+        &rows,
+    );
+}
+
 /// Every large allocation gets fresh pages (the default of this bench): a
 /// table's memory must be faulted in, as in a process that opens it once.
 fn fresh_memory() {
@@ -877,6 +1132,9 @@ fn main() {
     }
     if want("resolve") {
         bench_resolve(&live, &copy);
+    }
+    if want("bpf") {
+        bench_bpf(&live);
     }
     std::fs::remove_dir_all(&tmp).ok();
 }
