@@ -4,6 +4,7 @@
 #                        build/ksym.pc, build/ksym (CLI)
 #   make test            everything CI checks (see README "Testing")
 #   make bench           the performance table (README "Performance")
+#   make compare-libbpf  the alias objects through libbpf and libksym (needs libbpf-dev)
 #   make demo            the CLI on this machine's kernel (or the bundled snapshot)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make header          regenerate include/ksym.h from src/ffi with cbindgen
@@ -30,7 +31,7 @@ CWARN       := -std=c99 -Wall -Wextra -Werror -pedantic
 STAGE       := $(abspath $(BUILD)/stage)
 
 .PHONY: all lib header check-header install uninstall test test-rust test-c test-exports \
-        bench demo bpf-objects clean testdata
+        bench compare-libbpf demo bpf-objects clean testdata
 
 all: lib $(BUILD)/ksym $(BUILD)/ksym.pc testdata
 
@@ -151,8 +152,19 @@ bpf-objects:
 	    [ -z "$$g" ] || $(BPF_STRIP) -g $$obj || exit 1; \
 	done
 
-bench: testdata
+bench: testdata compare-libbpf
 	$(CARGO) bench --bench ksym_bench
+
+# The alias objects through libbpf and libksym side by side (needs libbpf-dev;
+# says SKIP without it or without bpf()). <linux/bpf.h>, which libbpf's
+# headers include, is not -pedantic C99: this one is built as gnu11.
+compare-libbpf: lib $(BUILD)/native-static-libs
+	@if ! pkg-config --exists libbpf; then \
+	    echo "compare-libbpf: SKIP: libbpf not installed (apt-get install libbpf-dev)"; exit 0; fi; \
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -o $(BUILD)/libbpf_compare \
+	    tools/libbpf_compare.c $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs) \
+	    $$(pkg-config --libs libbpf) \
+	&& $(BUILD)/libbpf_compare c-tests/bpf/aliases.bpf.o c-tests/bpf/many_aliases.bpf.o
 
 demo: all
 	sh tools/demo.sh $(BUILD)/ksym $(BUILD)/testdata

@@ -148,6 +148,39 @@ static void test_no_btf(uint64_t text)
     ksym_bpf_object_free(o);
 }
 
+/* One function, 500 aliases: every alias loads from the one copy of the
+ * instructions and adds the address of _text to its map, as its target does. */
+static void test_many_aliases(uint64_t text)
+{
+    struct ksym_bpf_object *o = open_obj("many_aliases.bpf.o");
+    if (!o)
+        return;
+    struct kl_loaded l;
+    char why[4096];
+    int err = kl_load(o, NULL, &l, NULL, why, sizeof(why));
+    CHECK(err == 0);
+    size_t n = ksym_bpf_object_program_count(o), hits, good = 0, cnt0 = 0;
+    CHECK(n == 501);
+    CHECK(ksym_bpf_object_find_map(o, "hits", &hits) == 0);
+    const struct ksym_bpf_insn *first = ksym_bpf_program_insns(o, 0, &cnt0);
+    for (size_t i = 0; err == 0 && i < n; i++) {
+        uint32_t k = 0, ret = 1;
+        uint64_t zero = 0, v = 0;
+        size_t cnt;
+        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+        int ok = ksym_bpf_program_info(o, i, &p) == 0 && p.alias_of == 0 &&
+                 ksym_bpf_program_insns(o, i, &cnt) == first && cnt == cnt0 &&
+                 kl_map_update(l.map_fds[hits], &k, &zero) == 0 && kl_test_run(l.prog_fds[i], &ret) == 0 &&
+                 ret == 0 && kl_map_lookup(l.map_fds[hits], &k, &v) == 0 && v == text;
+        good += ok;
+    }
+    if (err)
+        fprintf(stderr, "load: %s\n", why);
+    CHECK(good == n);
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     objdir = getenv("KSYM_BPF_OBJECTS");
@@ -165,5 +198,6 @@ int main(void)
     }
     test_aliases(text);
     test_no_btf(text);
+    test_many_aliases(text);
     return finish("test_bpf_kernel");
 }
