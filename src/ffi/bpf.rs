@@ -215,6 +215,30 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
     })
 }
 
+/// `find(obj, name)` written to `out`: the two find_* functions.
+///
+/// # Safety
+/// `obj` NULL or a live object, `name` NULL or a C string, `out` NULL or
+/// writable.
+unsafe fn find_by_name(
+    obj: *const ksym_bpf_object,
+    name: *const c_char,
+    out: *mut usize,
+    out_name: &str,
+    find: fn(&Object, &[u8]) -> Result<usize>,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: per this function's contract.
+        let o = unsafe { obj_ref(obj) }?;
+        let n = unsafe { c_bytes(name, "name") }?;
+        non_null(out, out_name)?;
+        let i = find(o, n)?;
+        // SAFETY: checked non-NULL.
+        unsafe { out.write(i) };
+        Ok(0)
+    })
+}
+
 /// Finds a program by (symbol) name.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_find_program(
@@ -222,16 +246,8 @@ pub unsafe extern "C" fn ksym_bpf_object_find_program(
     name: *const c_char,
     prog: *mut usize,
 ) -> c_int {
-    int_call(|| {
-        // SAFETY: per the contract.
-        let o = unsafe { obj_ref(obj) }?;
-        let n = unsafe { c_bytes(name, "name") }?;
-        non_null(prog, "prog")?;
-        let i = o.find_program(n)?;
-        // SAFETY: checked non-NULL.
-        unsafe { prog.write(i) };
-        Ok(0)
-    })
+    // SAFETY: per the contract.
+    unsafe { find_by_name(obj, name, prog, "prog", Object::find_program) }
 }
 
 /// Number of maps: `.maps` variables, then data sections.
@@ -285,16 +301,8 @@ pub unsafe extern "C" fn ksym_bpf_object_find_map(
     name: *const c_char,
     map: *mut usize,
 ) -> c_int {
-    int_call(|| {
-        // SAFETY: per the contract.
-        let o = unsafe { obj_ref(obj) }?;
-        let n = unsafe { c_bytes(name, "name") }?;
-        non_null(map, "map")?;
-        let i = o.find_map(n)?;
-        // SAFETY: checked non-NULL.
-        unsafe { map.write(i) };
-        Ok(0)
-    })
+    // SAFETY: per the contract.
+    unsafe { find_by_name(obj, name, map, "map", Object::find_map) }
 }
 
 /// Gives map `map` the fd of the kernel map created for it (used by
