@@ -2,7 +2,9 @@
 //!
 //! Machines are noisy: every figure is a median over repeated runs, and the
 //! targets are checked as ratios against a baseline measured right beside
-//! them (the plain read of the same file), never as absolute times.
+//! them (the plain read of the same file), never as absolute times. Where
+//! the rounds alternate baseline and measurement, the ratio is the median
+//! of the per-round ratios, so that the machine's drifts cancel out.
 //!
 //! Usage: `cargo bench --bench ksym_bench [-- SECTION...]` with sections
 //! `table`, `modules`, `resolve`, `bpf` (default: all). Set `KSYM_BENCH_KALLSYMS` to use another file
@@ -69,6 +71,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// Median of the per-round ratios `a[i] / base[i]`: each pair is measured
+/// back to back, so that the machine's slow drifts cancel out.
+fn paired_ratio(a: &[f64], base: &[f64]) -> f64 {
+    median(a.iter().zip(base).map(|(x, b)| x / b).collect())
 }
 
 /// Median wall time of `runs` calls of `f`, in seconds; `f` returns something
@@ -252,44 +260,39 @@ fn bench_table(live: &Path, copy: &Path) {
         copy.display()
     );
 
-    // /proc: the plain read is the floor.
-    let runs_proc = 11;
-    let read_proc = time(runs_proc, || plain_read(live, &mut buf));
+    // /proc: the plain read is the floor, measured right before each open.
+    let (mut read_proc, mut open_proc, mut open_proc_warm) = (vec![], vec![], vec![]);
+    for _ in 0..11 {
+        read_proc.push(time(1, || plain_read(live, &mut buf)));
+        open_proc.push(time(1, || Guard(open_table(live))));
+        open_proc_warm.push(warm_memory(|| time(1, || Guard(open_table(live)))));
+    }
     let scanf_proc = time(5, || fscanf_loop(live));
-    let open_proc = time(runs_proc, || Guard(open_table(live)));
-    let open_proc_warm = warm_memory(|| time(runs_proc, || Guard(open_table(live))));
+    let read_med = median(read_proc.clone());
     rows.push(row(
         format!("plain read() of {}", live.display()),
-        ms(read_proc),
+        ms(read_med),
         "1.00",
         "baseline",
     ));
     rows.push(row(
         "fscanf(\"%llx %c %499s%*[^\\n]\") loop (libbpf's way)",
         ms(scanf_proc),
-        format!("{:.2}", scanf_proc / read_proc),
+        format!("{:.2}", scanf_proc / read_med),
         "",
     ));
-    let r = open_proc / read_proc;
-    rows.push(row(
-        format!(
-            "ksym_table_open from {}, fresh pages (a process's first open)",
-            live.display()
-        ),
-        ms(open_proc),
-        format!("{r:.3}"),
-        format!("≤ 1.10 × read: {}", verdict(r <= 1.10)),
-    ));
-    let r = open_proc_warm / read_proc;
-    rows.push(row(
-        format!(
-            "ksym_table_open from {}, memory reused (opens in a loop)",
-            live.display()
-        ),
-        ms(open_proc_warm),
-        format!("{r:.3}"),
-        format!("≤ 1.10 × read: {}", verdict(r <= 1.10)),
-    ));
+    for (what, v) in [
+        ("fresh pages (a process's first open)", &open_proc),
+        ("memory reused (opens in a loop)", &open_proc_warm),
+    ] {
+        let r = paired_ratio(v, &read_proc);
+        rows.push(row(
+            format!("ksym_table_open from {}, {what}", live.display()),
+            ms(median(v.clone())),
+            format!("{r:.3}"),
+            format!("≤ 1.10 × read: {}", verdict(r <= 1.10)),
+        ));
+    }
 
     // Regular file.
     let runs = 31;
@@ -531,6 +534,7 @@ fn bench_modules(copy: &Path, tmp: &Path) {
             plain.push(time(1, || Guard(open_table(copy))));
         }
     }
+    let r = paired_ratio(&with, &plain);
     let (plain, with) = (median(plain), median(with));
     let t = open_table_with(copy, Some(&rpath));
     let mut stats = ksym_table_stats {
@@ -545,7 +549,6 @@ fn bench_modules(copy: &Path, tmp: &Path) {
         "1.00",
         "baseline",
     ));
-    let r = with / plain;
     rows.push(row(
         format!(
             "ksym_table_open with a modules.builtin.ranges of {nranges} ranges, 150 modules ({} modules in the table)",
@@ -711,19 +714,18 @@ fn bench_resolve(live: &Path, copy: &Path) {
             lb1000.push(time(1, || libbpf_style(live, &names)));
         }
     }
-    let plain = median(plain);
+    let plain_med = median(plain.clone());
     rows.push(row(
         format!("plain read() of {}", live.display()),
-        ms(plain),
+        ms(plain_med),
         "1.00",
         "baseline",
     ));
     for (n, v) in [(1, r1), (10, r10), (1000, r1000)] {
-        let m = median(v);
-        let r = m / plain;
+        let r = paired_ratio(&v, &plain);
         rows.push(row(
             format!("ksym_resolve, {n} name(s), cold (one streaming pass)"),
-            ms(m),
+            ms(median(v)),
             format!("{r:.3}"),
             format!("≤ 1.05 × read: {}", verdict(r <= 1.05)),
         ));
@@ -736,11 +738,10 @@ fn bench_resolve(live: &Path, copy: &Path) {
         format!("< 1 MiB: {}", verdict(peak < 1 << 20)),
     ));
     for (n, v) in [(10, lb10), (1000, lb1000)] {
-        let m = median(v);
         rows.push(row(
             format!("libbpf-style: fscanf per line + linear scan of {n} wanted names"),
-            ms(m),
-            format!("{:.2}", m / plain),
+            ms(median(v.clone())),
+            format!("{:.2}", paired_ratio(&v, &plain)),
             "",
         ));
     }
@@ -788,7 +789,7 @@ fn bench_resolve(live: &Path, copy: &Path) {
     rows.push(row(
         "ksym_cache_resolve, 1000 names, cold (one pass)",
         ms(cold),
-        format!("{:.3}", cold / plain),
+        format!("{:.3}", cold / plain_med),
         "",
     ));
     rows.push(row(
@@ -916,48 +917,47 @@ fn bench_bpf(live: &Path) {
             scan.push(time(1, || fscanf_loop(live)));
         }
     }
-    let plain = median(plain);
+    let ratio = |v: &[f64]| paired_ratio(v, &plain);
+    let plain_med = median(plain.clone());
     rows.push(row(
         format!("plain read() of {}", live.display()),
-        ms(plain),
+        ms(plain_med),
         "1.00",
         "baseline",
     ));
-    let open = median(open);
+    let open_med = median(open.clone());
     rows.push(row(
         format!(
             "ksym_bpf_object_open, many_aliases.bpf.o ({nprogs} programs: 1 function + aliases)"
         ),
-        short(open),
-        format!("{:.3}", open / plain),
+        short(open_med),
+        format!("{:.3}", ratio(&open)),
         "",
     ));
-    let res = median(res);
+    let r = ratio(&res);
     rows.push(row(
         "ksym_bpf_object_resolve_ksyms, no cache (one streaming pass over kallsyms)",
-        ms(res),
-        format!("{:.3}", res / plain),
-        format!("≤ 1.05 × read: {}", verdict(res / plain <= 1.05)),
+        ms(median(res)),
+        format!("{r:.3}"),
+        format!("≤ 1.05 × read: {}", verdict(r <= 1.05)),
     ));
-    let rel = median(rel);
     rows.push(row(
         format!("ksym_bpf_object_relocate, all {nprogs} programs"),
-        short(rel),
-        format!("{:.4}", rel / plain),
+        short(median(rel.clone())),
+        format!("{:.4}", ratio(&rel)),
         "",
     ));
-    let all = median(all);
+    let r = ratio(&all);
     rows.push(row(
         "open + resolve_ksyms + relocate, end to end",
-        ms(all),
-        format!("{:.3}", all / plain),
-        format!("≤ 1.10 × read: {}", verdict(all / plain <= 1.10)),
+        ms(median(all)),
+        format!("{r:.3}"),
+        format!("≤ 1.10 × read: {}", verdict(r <= 1.10)),
     ));
-    let scan = median(scan);
     rows.push(row(
         "libbpf's way to resolve __ksym: fscanf over every line (libbpf_kallsyms_parse)",
-        ms(scan),
-        format!("{:.2}", scan / plain),
+        ms(median(scan.clone())),
+        format!("{:.2}", ratio(&scan)),
         "",
     ));
 
@@ -1049,8 +1049,8 @@ fn bench_bpf(live: &Path) {
             rows.push(row(
                 format!("libbpf bpf_object__open_file, same object ({n} programs, each its own copy; open only, no ksym pass)"),
                 short(t),
-                format!("{:.3}", t / plain),
-                format!("ours/libbpf open: {:.2}", open / t),
+                format!("{:.3}", t / plain_med),
+                format!("ours/libbpf open: {:.2}", open_med / t),
             ));
         }
     }
