@@ -172,9 +172,9 @@ static inline void kl_unload(struct kl_loaded *l)
  * initial values), resolves its externs through `cache` (may be NULL),
  * relocates, and loads every program, aliases included, as socket filters
  * with their func_info and line_info. Each program's verifier verdict goes
- * to `report` (may be NULL). Returns 0 when everything loaded, -1 when some
- * program did not (see l->prog_fds), or the libksym/-errno code of the
- * first step that failed (a message in `why`).
+ * to `report` (may be NULL). Returns 0 when everything loaded, 1 when some
+ * program did not (see l->prog_fds), or the negative libksym/-errno code of
+ * the first step that failed (a message in `why`).
  */
 static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct kl_loaded *l,
                           FILE *report, char *why, size_t why_size)
@@ -184,6 +184,8 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
     const void *btf = ksym_bpf_object_btf(obj, &btf_size);
     int err = 0;
 
+    if (why_size)
+        why[0] = 0;
     memset(l, 0, sizeof(*l));
     l->btf_fd = -1;
     l->nmaps = ksym_bpf_object_map_count(obj);
@@ -298,7 +300,7 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
                 fprintf(report, "  %-24s REJECTED: %s\n%s\n", p.name, strerror(-l->prog_fds[i]), log);
         }
     }
-    return failed ? -1 : 0;
+    return failed ? 1 : 0;
 }
 
 #endif

@@ -11,13 +11,20 @@ if ! head -n 50 /proc/kallsyms 2>/dev/null | grep -qv '^0000000000000000 '; then
     echo "note: /proc/kallsyms hides addresses from this user (kptr_restrict / CAP_SYSLOG);"
     echo "      showing the bundled snapshot of a 6.18 kernel instead: $K"
 fi
-LIVE=$K
 
 show() {
     echo
     echo "\$ ksym $*"
     "$KSYM" --kallsyms "$K" "$@" || true
 }
+
+echo
+echo "A BPF object with one function under three names (one per attach point):"
+echo "relocated once, its __ksym externs resolved in one pass, and (where bpf()"
+echo "is allowed and the addresses are this kernel's) every alias loaded."
+LOAD=--load
+[ "$K" = /proc/kallsyms ] || LOAD=
+show obj c-tests/bpf/aliases.bpf.o $LOAD
 
 show stat
 show lookup schedule 'vmlinux`_text' vfs_read
@@ -31,12 +38,3 @@ echo "Data from distro kernels with modules (bundled): 6.12 with 32 modules load
 K=$DATA/linux-6.12-cloud/kallsyms
 show lookup 'xfs`xfs_file_open' 'nf-tables`nft_register_chain_type' cleanup_module
 show grep 'nf_*`*chain_type*'
-
-echo
-echo "A BPF object with one function under three names (one per attach point):"
-echo "relocated once, its __ksym externs resolved in one pass, and (where bpf()"
-echo "is allowed and the addresses are this kernel's) every alias loaded."
-K=$LIVE
-LOAD=--load
-[ "$K" = /proc/kallsyms ] || LOAD=
-show obj c-tests/bpf/aliases.bpf.o $LOAD

@@ -256,6 +256,11 @@ static int cmd_obj(const struct options *o, const char *path)
     KSYM_OPTS(ksym_table_opts, opts, .kallsyms_path = o->kallsyms, .builtin_ranges_path = o->ranges,
               .modules_path = o->modules);
     struct ksym_cache *cache = ksym_cache_new(&opts);
+    if (!cache) {
+        fprintf(stderr, "ksym: %s\n", ksym_last_error_message());
+        ksym_bpf_object_free(obj);
+        return 1;
+    }
     int rc = 0;
     size_t np = ksym_bpf_object_program_count(obj);
     size_t nm = ksym_bpf_object_map_count(obj);
@@ -328,13 +333,11 @@ static int cmd_obj(const struct options *o, const char *path)
             rc = 1;
         } else {
             int err = kl_load(obj, cache, &l, stdout, why, sizeof(why));
-            if (err > -1 && err != 0)
-                err = -1;
-            if (err < -1 || (err < 0 && why[0] && l.nprogs == 0)) {
+            if (err < 0) {
                 fprintf(stderr, "ksym: %s\n", why);
                 rc = 1;
-            } else if (err) {
-                rc = 1;
+            } else if (err > 0) {
+                rc = 1; /* each failed program's verdict is printed above */
             } else {
                 size_t cnt;
                 const struct ksym_bpf_insn *first = ksym_bpf_program_insns(obj, 0, &cnt);

@@ -133,7 +133,7 @@ static int report_libksym(const char *path)
     for (size_t i = 0; i < l.nprogs; i++)
         loaded += l.prog_fds[i] >= 0;
     printf("  open: %zu programs; load all: %s, %zu of %zu programs loaded\n", np,
-           err == 0 ? "ok" : (err == -1 ? "some failed" : why), loaded, np);
+           err == 0 ? "ok" : (err > 0 ? "some failed" : why), loaded, np);
 
     /* Run each program with map 0 zeroed; an alias must write what its
      * target wrote. */
