@@ -72,10 +72,18 @@ struct Hit {
     column: Option<Vec<u8>>,
 }
 
-/// Per distinct name: the queries asking for it and the lines that match.
+/// Per distinct name: the lines that match. Most names match one line:
+/// the first is kept inline, so that a name costs no allocation.
 struct Wanted<'q> {
     name: &'q [u8],
-    hits: Vec<Hit>,
+    first: Option<Hit>,
+    more: Vec<Hit>,
+}
+
+impl Wanted<'_> {
+    fn hits(&self) -> impl Iterator<Item = &Hit> {
+        self.first.iter().chain(&self.more)
+    }
 }
 
 /// Bits of the pre-filter.
@@ -120,6 +128,9 @@ fn quick_key_at(text: &[u8], start: usize, len: usize) -> usize {
 /// The state of a pass: the queried names, hashed, and what was found.
 struct Matcher<'q> {
     wanted: Vec<Wanted<'q>>,
+    /// For each name given to [`Matcher::new`], in order, its index in
+    /// `wanted` (names asked twice share one).
+    index_of: Vec<u32>,
     /// Open addressing over `wanted`: (name hash, index + 1); 0 empty.
     slots: Vec<(u64, u32)>,
     /// One bit per [`quick_key`] of a wanted name (8 KiB).
@@ -139,6 +150,7 @@ impl<'q> Matcher<'q> {
         let cap = (names.len() * 2).max(8).next_power_of_two();
         let mut m = Matcher {
             wanted: Vec::with_capacity(names.len()),
+            index_of: Vec::with_capacity(names.len()),
             slots: vec![(0u64, 0u32); cap],
             filter: vec![0u64; 1 << (FILTER_BITS - 6)],
             format: None,
@@ -150,9 +162,11 @@ impl<'q> Matcher<'q> {
         };
         for name in names {
             let h = hash(name);
-            if m.find(h, name).is_some() {
+            if let Some(i) = m.find(h, name) {
+                m.index_of.push(i as u32);
                 continue;
             }
+            m.index_of.push(m.wanted.len() as u32);
             let k = quick_key(name);
             m.filter[k >> 6] |= 1 << (k & 63);
             let mut s = (h as usize) & (cap - 1);
@@ -161,7 +175,8 @@ impl<'q> Matcher<'q> {
             }
             m.wanted.push(Wanted {
                 name,
-                hits: Vec::new(),
+                first: None,
+                more: Vec::new(),
             });
             m.slots[s] = (h, m.wanted.len() as u32);
         }
@@ -169,9 +184,10 @@ impl<'q> Matcher<'q> {
     }
 
     /// The hits of a name (none if it was not asked for).
-    fn hits_of(&self, name: &[u8]) -> &[Hit] {
+    fn hits_of(&self, name: &[u8]) -> impl Iterator<Item = &Hit> {
         self.find(hash(name), name)
-            .map_or(&[][..], |i| &self.wanted[i].hits[..])
+            .into_iter()
+            .flat_map(|i| self.wanted[i].hits())
     }
 
     #[inline]
@@ -201,13 +217,18 @@ impl<'q> Matcher<'q> {
             self.lines += 1;
             if self.any_addr != 0 {
                 if let Some((start, len, next)) = name_at(text, pos, format) {
-                    let k = quick_key_at(text, start, len);
+                    // The first module line of a vmlinux-only pass is parsed:
+                    // it ends the pass.
                     let module_line = text[start + len] == b'\t';
-                    if self.filter[k >> 6] & (1 << (k & 63)) == 0
-                        && !(module_line && self.core_only)
-                    {
-                        pos = next;
-                        continue;
+                    if !(module_line && self.core_only) {
+                        let k = quick_key_at(text, start, len);
+                        let name = &text[start..start + len];
+                        if self.filter[k >> 6] & (1 << (k & 63)) == 0
+                            || self.find(hash(name), name).is_none()
+                        {
+                            pos = next;
+                            continue;
+                        }
                     }
                 }
             }
@@ -239,10 +260,16 @@ impl<'q> Matcher<'q> {
     #[inline]
     fn take(&mut self, line: &Line<'_>) {
         if let Some(i) = self.find(line.hash, line.name) {
-            self.wanted[i].hits.push(Hit {
+            let hit = Hit {
                 addr: line.addr,
                 column: line.modules.map(|m| m.to_vec()),
-            });
+            };
+            let w = &mut self.wanted[i];
+            if w.first.is_none() {
+                w.first = Some(hit);
+            } else {
+                w.more.push(hit);
+            }
         }
     }
 }
@@ -373,7 +400,8 @@ pub fn resolve_parsed(source: &Source, queries: &[Query<'_>]) -> Result<(Vec<Ans
     let attribution = ranges.as_ref().map(|r| Attribution::new(r, &m));
     let answers = queries
         .iter()
-        .map(|q| answer(q, &m, attribution.as_ref()))
+        .zip(&m.index_of)
+        .map(|(q, &i)| answer(q, m.wanted[i as usize].hits(), attribution.as_ref()))
         .collect();
     Ok((
         answers,
@@ -397,7 +425,6 @@ impl Attribution {
         for sec in &r.sections {
             let base = m
                 .hits_of(&sec.anchor)
-                .iter()
                 .find(|h| h.column.is_none())
                 .map(|h| h.addr.wrapping_sub(sec.anchor_offset));
             let Some(base) = base else { continue };
@@ -424,9 +451,16 @@ impl Attribution {
     }
 }
 
+/// The module list of a core symbol outside every built-in range.
+static VMLINUX: std::sync::LazyLock<Vec<Vec<u8>>> =
+    std::sync::LazyLock::new(|| vec![b"vmlinux".to_vec()]);
+
 /// The answer to one query from the hits of its name.
-fn answer(q: &Query<'_>, m: &Matcher<'_>, attr: Option<&Attribution>) -> Answer {
-    let hits = m.hits_of(q.name);
+fn answer<'h>(
+    q: &Query<'_>,
+    hits: impl Iterator<Item = &'h Hit>,
+    attr: Option<&Attribution>,
+) -> Answer {
     let mut out = Answer {
         addr: 0,
         err: NOT_FOUND,
@@ -436,21 +470,24 @@ fn answer(q: &Query<'_>, m: &Matcher<'_>, attr: Option<&Attribution>) -> Answer 
     let mut first: Option<u64> = None;
     for h in hits {
         // The modules this line belongs to: its column (loadable, pseudo,
-        // or built-in in kallmodsyms), else a built-in range, else vmlinux.
-        let mods: Vec<Vec<u8>> = match &h.column {
-            Some(col) => module_names(col).map(normalize_module).collect(),
-            None => attr
-                .and_then(|a| a.modules_of(h.addr))
-                .map_or_else(|| vec![b"vmlinux".to_vec()], |ms| ms.to_vec()),
+        // or built-in in kallmodsyms), else a built-in range, else vmlinux
+        // (the common case, kept free of allocation).
+        let owned: Vec<Vec<u8>>;
+        let mods: &[Vec<u8>] = match &h.column {
+            Some(col) => {
+                owned = module_names(col).map(normalize_module).collect();
+                &owned
+            }
+            None => attr.and_then(|a| a.modules_of(h.addr)).unwrap_or(&[]),
         };
         let mods = if mods.is_empty() {
-            vec![b"vmlinux".to_vec()]
+            VMLINUX.as_slice()
         } else {
             mods
         };
         let accepted = match q.module {
             None => true,
-            Some(_) if q.is_vmlinux() => mods == [b"vmlinux".to_vec()],
+            Some(_) if q.is_vmlinux() => mods.len() == 1 && mods[0] == b"vmlinux",
             Some(want) => mods.iter().any(|x| module_eq(x, want)),
         };
         if !accepted {
@@ -470,9 +507,9 @@ fn answer(q: &Query<'_>, m: &Matcher<'_>, attr: Option<&Attribution>) -> Answer 
             }
         }
         for x in mods {
-            out.pseudo |= is_pseudo_module(&x);
-            if !out.modules.contains(&x) {
-                out.modules.push(x);
+            out.pseudo |= is_pseudo_module(x);
+            if !out.modules.contains(x) {
+                out.modules.push(x.clone());
             }
         }
     }
