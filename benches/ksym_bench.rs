@@ -262,7 +262,7 @@ fn bench_table(live: &Path, copy: &Path) {
 
     // /proc: the plain read is the floor, measured right before each open.
     let (mut read_proc, mut open_proc, mut open_proc_warm) = (vec![], vec![], vec![]);
-    for _ in 0..11 {
+    for _ in 0..21 {
         read_proc.push(time(1, || plain_read(live, &mut buf)));
         open_proc.push(time(1, || Guard(open_table(live))));
         open_proc_warm.push(warm_memory(|| time(1, || Guard(open_table(live)))));
@@ -704,7 +704,7 @@ fn bench_resolve(live: &Path, copy: &Path) {
     };
     let (mut plain, mut r1, mut r10, mut r1000, mut lb10, mut lb1000) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
-    for round in 0..11 {
+    for round in 0..21 {
         plain.push(time(1, || plain_read(live, &mut buf)));
         r1.push(time(1, || run(1)));
         r10.push(time(1, || run(10)));
@@ -900,7 +900,7 @@ fn bench_bpf(live: &Path) {
     };
     let (mut plain, mut open, mut res, mut rel, mut all, mut scan) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
-    for round in 0..11 {
+    for round in 0..21 {
         plain.push(time(1, || plain_read(live, &mut buf)));
         open.push(time(1, || bpf_open(&cpath)));
         let o = bpf_open(&cpath);

@@ -11,8 +11,9 @@
 //! The pass runs on the calling thread with one fixed buffer: each chunk the
 //! kernel returns (under 4 KiB per `read()` of /proc/kallsyms) is scanned
 //! while it is still in the cache. A line is parsed whole only when its name
-//! may be a wanted one (a one-bit-per-key filter on its length and first and
-//! last eight bytes), so a pass costs little more than reading the file.
+//! is a wanted one (a one-bit-per-key filter on its length and first and
+//! last eight bytes, then the hash table), so a pass costs little more than
+//! reading the file.
 //! (Parsing on a second thread was tried: the reader slowed down more than
 //! the parsing cost, the buffers bouncing between the cores.)
 
