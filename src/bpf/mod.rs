@@ -132,6 +132,36 @@ pub const FUNC_INFO_SIZE: usize = 8;
 /// `struct bpf_line_info` size.
 pub const LINE_INFO_SIZE: usize = 16;
 
+/// `items[i]`, or KSYM_ERR_NOT_FOUND saying how many `owner` has.
+fn nth<'a, T>(items: &'a [T], i: usize, what: &str, owner: &str) -> Result<&'a T> {
+    items
+        .get(i)
+        .ok_or_else(|| Error::not_found(format!("no {what} {i}: {owner} has {}", items.len())))
+}
+
+/// The index of the item named `name`, or KSYM_ERR_NOT_FOUND listing them.
+fn find_named<T>(
+    items: &[T],
+    name: &[u8],
+    what: &str,
+    name_of: fn(&T) -> &CString,
+) -> Result<usize> {
+    items
+        .iter()
+        .position(|x| name_of(x).to_bytes() == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = items
+                .iter()
+                .map(|x| name_of(x).to_string_lossy().into_owned())
+                .collect();
+            Error::not_found(format!(
+                "no {what} `{}` in the object ({what}s: {})",
+                String::from_utf8_lossy(name),
+                names.join(", ")
+            ))
+        })
+}
+
 impl Object {
     /// Parses an object file's bytes (copied as needed: nothing borrows them).
     pub fn parse(data: &[u8]) -> Result<Object> {
@@ -161,49 +191,36 @@ impl Object {
         &self.externs
     }
 
+    /// The index of the program named `name` (its symbol name).
     pub fn find_program(&self, name: &[u8]) -> Result<usize> {
-        self.programs
-            .iter()
-            .position(|p| p.name.to_bytes() == name)
-            .ok_or_else(|| {
-                let names: Vec<String> = self
-                    .programs
-                    .iter()
-                    .map(|p| p.name.to_string_lossy().into_owned())
-                    .collect();
-                Error::not_found(format!(
-                    "no program `{}` in the object (programs: {})",
-                    String::from_utf8_lossy(name),
-                    names.join(", ")
-                ))
-            })
+        find_named(&self.programs, name, "program", |p| &p.name)
     }
 
+    /// The index of the map named `name`.
     pub fn find_map(&self, name: &[u8]) -> Result<usize> {
-        self.maps
-            .iter()
-            .position(|m| m.name.to_bytes() == name)
-            .ok_or_else(|| {
-                let names: Vec<String> = self
-                    .maps
-                    .iter()
-                    .map(|m| m.name.to_string_lossy().into_owned())
-                    .collect();
-                Error::not_found(format!(
-                    "no map `{}` in the object (maps: {})",
-                    String::from_utf8_lossy(name),
-                    names.join(", ")
-                ))
-            })
+        find_named(&self.maps, name, "map", |m| &m.name)
     }
 
-    fn program(&self, prog: usize) -> Result<&Program> {
-        self.programs.get(prog).ok_or_else(|| {
-            Error::not_found(format!(
-                "no program {prog}: the object has {}",
-                self.programs.len()
-            ))
-        })
+    pub fn program(&self, prog: usize) -> Result<&Program> {
+        nth(&self.programs, prog, "program", "the object")
+    }
+
+    pub fn map(&self, map: usize) -> Result<&Map> {
+        nth(&self.maps, map, "map", "the object")
+    }
+
+    pub fn external(&self, ext: usize) -> Result<&Extern> {
+        nth(&self.externs, ext, "extern", "the object")
+    }
+
+    /// Relocation `i` of a program.
+    pub fn reloc(&self, prog: usize, i: usize) -> Result<&Reloc> {
+        nth(
+            self.relocs(prog)?,
+            i,
+            "relocation",
+            &format!("program {prog}"),
+        )
     }
 
     /// The relocations of a program (an alias reports its target's).
@@ -213,11 +230,8 @@ impl Object {
     }
 
     pub fn set_map_fd(&mut self, map: usize, fd: i32) -> Result<()> {
-        let n = self.maps.len();
-        let m = self
-            .maps
-            .get_mut(map)
-            .ok_or_else(|| Error::not_found(format!("no map {map}: the object has {n}")))?;
+        self.map(map)?;
+        let m = &mut self.maps[map];
         if fd < 0 {
             return Err(Error::invalid(format!(
                 "fd {fd} for map `{}` is negative",

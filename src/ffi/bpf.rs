@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int, c_void};
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
 use crate::bpf::{Object, RelocKind};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
 pub struct ksym_bpf_object {
@@ -195,12 +195,7 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
     int_call(|| {
         // SAFETY: per the contract.
         let o = unsafe { obj_ref(obj) }?;
-        let p = o.programs().get(prog).ok_or_else(|| {
-            Error::not_found(format!(
-                "no program {prog}: the object has {}",
-                o.programs().len()
-            ))
-        })?;
+        let p = o.program(prog)?;
         let info = ksym_bpf_program_info {
             sz: std::mem::size_of::<ksym_bpf_program_info>(),
             name: p.name.as_ptr(),
@@ -269,9 +264,7 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
     int_call(|| {
         // SAFETY: per the contract.
         let o = unsafe { obj_ref(obj) }?;
-        let m = o.maps().get(map).ok_or_else(|| {
-            Error::not_found(format!("no map {map}: the object has {}", o.maps().len()))
-        })?;
+        let m = o.map(map)?;
         let (iv, ivs) = match &m.initial_value {
             Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
             None => (std::ptr::null(), 0),
@@ -339,12 +332,7 @@ pub unsafe extern "C" fn ksym_bpf_extern_info(
     int_call(|| {
         // SAFETY: per the contract.
         let o = unsafe { obj_ref(obj) }?;
-        let e = o.externs().get(ext).ok_or_else(|| {
-            Error::not_found(format!(
-                "no extern {ext}: the object has {}",
-                o.externs().len()
-            ))
-        })?;
+        let e = o.external(ext)?;
         let info = ksym_bpf_extern_info {
             sz: std::mem::size_of::<ksym_bpf_extern_info>(),
             name: e.name.as_ptr(),
@@ -403,13 +391,7 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
 ) -> c_int {
     int_call(|| {
         // SAFETY: per the contract.
-        let relocs = unsafe { obj_ref(obj) }?.relocs(prog)?;
-        let r = relocs.get(i).ok_or_else(|| {
-            Error::not_found(format!(
-                "no relocation {i}: program {prog} has {}",
-                relocs.len()
-            ))
-        })?;
+        let r = unsafe { obj_ref(obj) }?.reloc(prog, i)?;
         let kind = match r.kind {
             RelocKind::Ksym => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KSYM,
             RelocKind::MapFd => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_MAP_FD,
