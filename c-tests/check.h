@@ -30,6 +30,23 @@ static int checks, failures, skips;
         printf("\n");                                                                              \
     } while (0)
 
+/* The bundled 6.12 kernel's table (modules loaded; no built-in ranges),
+ * its kallsyms path written to `path`; NULL with a SKIP when KSYM_TESTDATA
+ * is not set (the Makefile sets it). */
+static inline struct ksym_table *open_bundled_6_12(char *path, size_t size)
+{
+    const char *data = getenv("KSYM_TESTDATA");
+    if (!data) {
+        SKIP("KSYM_TESTDATA not set: no bundled kernel data");
+        return NULL;
+    }
+    snprintf(path, size, "%s/linux-6.12-cloud/kallsyms", data);
+    KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = path, .builtin_ranges_path = "");
+    struct ksym_table *t = ksym_table_open(&o);
+    CHECK(t != NULL);
+    return t;
+}
+
 static int finish(const char *name)
 {
     printf("%s: %d checks, %d failures, %d skipped\n", name, checks, failures, skips);

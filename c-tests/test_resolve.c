@@ -74,16 +74,8 @@ static void test_resolve_errors(void)
 /* Every name of a real kernel, resolved in one call, agrees with the table. */
 static void test_resolve_matches_lookup(void)
 {
-    const char *data = getenv("KSYM_TESTDATA");
-    if (!data) {
-        SKIP("KSYM_TESTDATA not set");
-        return;
-    }
     char path[512];
-    snprintf(path, sizeof(path), "%s/linux-6.12-cloud/kallsyms", data);
-    KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = path, .builtin_ranges_path = "");
-    struct ksym_table *t = ksym_table_open(&o);
-    CHECK(t != NULL);
+    struct ksym_table *t = open_bundled_6_12(path, sizeof(path));
     if (!t)
         return;
     static const char *names[] = { "schedule",   "xfs`xfs_file_open", "vmlinux`schedule", "cleanup_module",

@@ -305,16 +305,8 @@ static void test_file_errors(void)
 
 static void test_real_kernel(void)
 {
-    const char *data = getenv("KSYM_TESTDATA");
-    if (!data) {
-        SKIP("KSYM_TESTDATA not set: no bundled kernel data");
-        return;
-    }
     char path[512];
-    snprintf(path, sizeof(path), "%s/linux-6.12-cloud/kallsyms", data);
-    KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = path, .builtin_ranges_path = "");
-    struct ksym_table *t = ksym_table_open(&o);
-    CHECK(t != NULL);
+    struct ksym_table *t = open_bundled_6_12(path, sizeof(path));
     if (!t)
         return;
     CHECK(ksym_table_count(t) == 182005);

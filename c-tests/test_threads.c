@@ -59,16 +59,8 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    const char *data = getenv("KSYM_TESTDATA");
     char path[512];
-    if (!data) {
-        SKIP("KSYM_TESTDATA not set");
-        return finish("test_threads");
-    }
-    snprintf(path, sizeof(path), "%s/linux-6.12-cloud/kallsyms", data);
-    KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = path, .builtin_ranges_path = "");
-    table = ksym_table_open(&o);
-    CHECK(table != NULL);
+    table = open_bundled_6_12(path, sizeof(path));
     if (!table)
         return finish("test_threads");
     /* Every 90th symbol or so: a spread over vmlinux and the modules. */
