@@ -299,10 +299,7 @@ impl Object {
         let source = match cache {
             Some(c) => c.source(),
             None => {
-                default_source = Source {
-                    kallsyms_path: Some("/proc/kallsyms".into()),
-                    builtin_ranges: crate::modules::ranges::default_path().filter(|p| p.exists()),
-                };
+                default_source = Source::proc_kallsyms();
                 &default_source
             }
         };

@@ -1,7 +1,6 @@
 //! `ksym_resolve` and `ksym_cache_*`.
 
 use std::ffi::{c_char, c_int, CStr};
-use std::path::PathBuf;
 
 use super::table::{ksym_table_opts, options_from};
 use super::{c_path, int_call, non_null, ptr_call, value_call};
@@ -78,12 +77,12 @@ pub unsafe extern "C" fn ksym_resolve(
         }
         // SAFETY: NULL or a NUL-terminated path.
         let path = unsafe { c_path(kallsyms_path) };
-        let source = Source {
-            builtin_ranges: match path {
-                None => ranges::default_path().filter(|p| p.exists()),
-                Some(_) => None,
+        let source = match path {
+            None => Source::proc_kallsyms(),
+            Some(p) => Source {
+                kallsyms_path: Some(p),
+                builtin_ranges: None,
             },
-            kallsyms_path: Some(path.unwrap_or_else(|| PathBuf::from("/proc/kallsyms"))),
         };
         let (answers, _) = resolve(&source, &qs)?;
         let flat: Vec<(u64, i32)> = answers.iter().map(|a| (a.addr, a.err)).collect();
@@ -102,11 +101,7 @@ pub unsafe extern "C" fn ksym_cache_new(opts: *const ksym_table_opts) -> *mut ks
         let o = unsafe { options_from(opts) }?;
         let source = Source {
             kallsyms_path: o.kallsyms_path,
-            builtin_ranges: match o.builtin_ranges_path {
-                None => ranges::default_path().filter(|p| p.exists()),
-                Some(p) if p.as_os_str().is_empty() => None,
-                Some(p) => Some(p),
-            },
+            builtin_ranges: ranges::from_option(o.builtin_ranges_path.as_deref()),
         };
         Ok(Box::into_raw(Box::new(ksym_cache {
             cache: Cache::new(source, o.modules_path),

@@ -188,11 +188,7 @@ impl Table {
             .clone()
             .unwrap_or_else(super::default_kallsyms_path);
         let (buf, parsed) = read_and_parse(&path)?;
-        let ranges = match &opts.builtin_ranges_path {
-            None => modules::ranges::default_path().filter(|p| p.exists()),
-            Some(p) if p.as_os_str().is_empty() => None,
-            Some(p) => Some(p.clone()),
-        };
+        let ranges = modules::ranges::from_option(opts.builtin_ranges_path.as_deref());
         Self::build(
             buf,
             parsed,

@@ -59,6 +59,16 @@ pub fn default_path() -> Option<PathBuf> {
     )
 }
 
+/// The ranges file an option names: `None` is [`default_path`] if it
+/// exists, an empty path is none, anything else is itself.
+pub fn from_option(opt: Option<&Path>) -> Option<PathBuf> {
+    match opt {
+        None => default_path().filter(|p| p.exists()),
+        Some(p) if p.as_os_str().is_empty() => None,
+        Some(p) => Some(p.to_path_buf()),
+    }
+}
+
 impl Ranges {
     pub fn read(path: &Path) -> Result<Ranges> {
         let data = read_file(path, 0)?;

@@ -27,7 +27,7 @@ use crate::error::{Error, Result, AMBIGUOUS, FORMAT, NOT_FOUND, RESTRICTED};
 use crate::kallsyms::hash::hash;
 use crate::kallsyms::line::{module_names, name_at, parse_at, Format, Line};
 use crate::modules::is_pseudo_module;
-use crate::modules::ranges::Ranges;
+use crate::modules::ranges::{self, Ranges};
 use crate::query::{module_eq, normalize_module, Query};
 
 /// One query's answer.
@@ -52,6 +52,18 @@ pub struct Source {
     pub kallsyms_path: Option<PathBuf>,
     /// Built-in ranges to attribute core symbols with (none if `None`).
     pub builtin_ranges: Option<PathBuf>,
+}
+
+impl Source {
+    /// /proc/kallsyms, with the running kernel's modules.builtin.ranges
+    /// when it exists: what `ksym_resolve(NULL, ...)` and an object's
+    /// externs without a cache read.
+    pub fn proc_kallsyms() -> Source {
+        Source {
+            kallsyms_path: Some("/proc/kallsyms".into()),
+            builtin_ranges: ranges::from_option(None),
+        }
+    }
 }
 
 /// Facts about one pass.
