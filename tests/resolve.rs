@@ -299,6 +299,36 @@ fn cache_keeps_only_what_was_asked_and_follows_modules() {
 }
 
 #[test]
+fn a_query_repeated_in_one_call_is_looked_up_once_and_answered_everywhere() {
+    let m = Machine::new();
+    let a = state_a();
+    m.set(&a.0, &a.1);
+    let cache = m.cache();
+    let qs: [&[u8]; 6] = [
+        b"alpha_fn",
+        b"schedule",
+        b"alpha_fn",
+        b"nope",
+        b"schedule",
+        b"nope",
+    ];
+    let got = cache.resolve(&qs).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            (0xffffffffc0001000, 0),
+            (0xffffffff81000200, 0),
+            (0xffffffffc0001000, 0),
+            (0, NOT_FOUND),
+            (0xffffffff81000200, 0),
+            (0, NOT_FOUND),
+        ]
+    );
+    let s = cache.stats();
+    assert_eq!((s.passes, s.misses, s.entries), (1, 6, 3));
+}
+
+#[test]
 fn pseudo_module_answers_are_never_kept() {
     let m = Machine::new();
     m.set(

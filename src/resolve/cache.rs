@@ -176,21 +176,26 @@ impl Cache {
             st.generation
         };
         if !misses.is_empty() {
-            // One pass for the distinct missing queries.
+            // One pass for the distinct missing queries; `slot[k]` is the
+            // answer of miss k among them.
             let mut distinct: Vec<usize> = Vec::new();
-            let mut seen: HashSet<&[u8]> = HashSet::new();
-            for &i in &misses {
-                if seen.insert(queries[i]) {
-                    distinct.push(i);
-                }
-            }
+            let mut seen: HashMap<&[u8], usize> = HashMap::with_capacity(misses.len());
+            let slot: Vec<usize> = misses
+                .iter()
+                .map(|&i| {
+                    *seen.entry(queries[i]).or_insert_with(|| {
+                        distinct.push(i);
+                        distinct.len() - 1
+                    })
+                })
+                .collect();
             let want: Vec<Query<'_>> = distinct.iter().map(|&i| parsed[i]).collect();
             let (answers, _) = resolve_parsed(&self.source, &want)?;
             let mut st = self.lock();
             st.stats.passes += 1;
-            let store = st.generation == generation;
-            for (&i, a) in distinct.iter().zip(&answers) {
-                if store {
+            // Kept only if nothing was invalidated during the pass.
+            if st.generation == generation {
+                for (&i, a) in distinct.iter().zip(&answers) {
                     if let Some(dep) = dependency(&parsed[i], a) {
                         st.answers.insert(
                             queries[i].to_vec(),
@@ -202,11 +207,9 @@ impl Cache {
                         );
                     }
                 }
-                for &j in &misses {
-                    if queries[j] == queries[i] {
-                        out[j] = Some((a.addr, a.err));
-                    }
-                }
+            }
+            for (&j, &k) in misses.iter().zip(&slot) {
+                out[j] = Some((answers[k].addr, answers[k].err));
             }
             st.stats.entries = st.answers.len() as u64;
         }
