@@ -8,6 +8,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod bpf;
+mod bytes;
 pub mod cname;
 pub mod error;
 pub mod kallsyms;

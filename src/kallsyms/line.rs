@@ -218,45 +218,118 @@ fn parse_fields(buf: &[u8], pos: usize, format: Format) -> Result<(Line<'_>, usi
     ))
 }
 
-/// The name of the line at `buf[pos]` and the start of the next line,
-/// found without parsing the rest of the line: for streaming passes that
-/// want a few names and parse (with [`parse_at`]) only the lines whose name
-/// may be one of them. `None` when the line does not have the usual shape;
-/// the caller then parses it with [`parse_at`], which says what is wrong.
-#[inline]
-pub fn name_at(buf: &[u8], pos: usize, format: Format) -> Option<(usize, usize, usize)> {
-    // `ADDR T NAME`, ADDR usually 16 digits; kallmodsyms has `ADDR SIZE T NAME`.
-    let mut i = if buf.get(pos + 16) == Some(&b' ') {
-        pos + 17
-    } else {
-        pos + memchr::memchr(b' ', buf.get(pos..pos + 18)?)? + 1
-    };
-    if format == Format::Kallmodsyms {
-        i += memchr::memchr(b' ', buf.get(i..i + 17)?)? + 1;
-    }
-    if buf.get(i + 1) != Some(&b' ') {
-        return None;
-    }
-    let start = i + 2;
-    let mut j = start;
-    let end = loop {
-        let chunk = buf.get(j..j + 8)?;
-        let w = u64::from_le_bytes([
-            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-        ]);
-        let m = below_0x21(w);
-        if m == 0 {
-            j += 8;
-            continue;
+/// Walks the lines of a text by their delimiters (bytes up to 0x20), found
+/// 64 bytes at a time, to give each line's name without parsing the rest:
+/// for streaming passes that want a few names and parse (with
+/// [`parse_at`]) only the lines whose name may be one of them.
+///
+/// [`Lines::name`] reads the line where the walk stands. When it returns
+/// `None` (the line does not have the usual shape), the caller parses the
+/// line with [`parse_at`], which says what is wrong, and moves the walk on
+/// with [`Lines::skip_to`].
+pub struct Lines<'a> {
+    text: &'a [u8],
+    format: Format,
+    /// Offset of the block `mask` describes.
+    base: usize,
+    /// The delimiters of that block not yet walked past.
+    mask: u64,
+}
+
+impl<'a> Lines<'a> {
+    /// A walk from the start of `text`, which ends with a newline.
+    pub fn new(text: &'a [u8], format: Format) -> Lines<'a> {
+        Lines {
+            text,
+            format,
+            base: 0,
+            mask: block_mask(text, 0),
         }
-        break j + (m.trailing_zeros() / 8) as usize;
-    };
-    let next = match buf[end] {
-        b'\n' => end + 1,
-        b'\t' => end + 1 + memchr::memchr(b'\n', &buf[end + 1..])? + 1,
-        _ => return None,
-    };
-    (end > start).then_some((start, end - start, next))
+    }
+
+    /// The next delimiter.
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            self.base += 64;
+            if self.base >= self.text.len() {
+                return None;
+            }
+            self.mask = block_mask(self.text, self.base);
+        }
+        let at = self.base + self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+
+    /// Forgets the delimiters before `pos` (where the walk must not be yet).
+    pub fn skip_to(&mut self, pos: usize) {
+        if pos >= self.base + 64 {
+            self.base = pos & !63;
+            self.mask = if self.base < self.text.len() {
+                block_mask(self.text, self.base)
+            } else {
+                0
+            };
+        }
+        self.mask &= u64::MAX << (pos - self.base);
+    }
+
+    /// The line starting at `pos`, where the walk stands: the offset and
+    /// length of its name, the start of the next line and whether the line
+    /// has a module column. `None` when it does not have the usual shape
+    /// (`ADDR T NAME`, or `ADDR SIZE T NAME` in kallmodsyms, then a newline
+    /// or a tab and the module column).
+    #[inline(always)]
+    pub fn name(&mut self, pos: usize) -> Option<(usize, usize, usize, bool)> {
+        // Every check fails as soon as it meets the newline: the walk
+        // never goes past the line.
+        let t = self.text;
+        let mut a = self.next()?;
+        if a == pos || t[a] != b' ' {
+            return None;
+        }
+        if self.format == Format::Kallmodsyms {
+            a = self.next()?;
+            if t[a] != b' ' {
+                return None;
+            }
+        }
+        // The type letter is alone between two spaces.
+        let b = self.next()?;
+        if b != a + 2 || t[b] != b' ' {
+            return None;
+        }
+        let end = self.next()?;
+        if end == b + 1 {
+            return None;
+        }
+        match t[end] {
+            b'\n' => Some((b + 1, end - b - 1, end + 1, false)),
+            b'\t' => loop {
+                // The module column (kallmodsyms' has spaces).
+                let d = self.next()?;
+                if t[d] == b'\n' {
+                    break Some((b + 1, end - b - 1, d + 1, true));
+                }
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The delimiter mask of `text[base..base + 64]` (short blocks padded).
+#[inline(always)]
+fn block_mask(text: &[u8], base: usize) -> u64 {
+    match text.get(base..base + 64) {
+        Some(block) => crate::bytes::space_or_control(block.try_into().unwrap()),
+        None => {
+            let mut block = [b'x'; 64];
+            let tail = &text[base.min(text.len())..];
+            block[..tail.len()].copy_from_slice(tail);
+            crate::bytes::space_or_control(&block)
+        }
+    }
 }
 
 /// Longest name the table stores (the kernel's own limit is 511 bytes).
@@ -516,24 +589,73 @@ mod tests {
         }
     }
 
-    #[test]
-    fn name_at_agrees_with_parse_at() {
-        let buf = b"ffffffff81000000 T a\nffffffffc0000000 t bbbbbbbbbbbbbbbbbbbb\t[m]\nc0001000 t c\nffffffff81000000 T x y\n";
+    /// Walks `buf` with [`Lines`] as a streaming pass does, checking every
+    /// name it gives against [`parse_at`]; returns what parse_at said of
+    /// the lines the walk left to it.
+    fn walk(buf: &[u8], format: Format) -> Vec<Result<usize, &'static str>> {
+        let mut lines = Lines::new(buf, format);
         let mut pos = 0;
-        for _ in 0..3 {
-            let (l, next) = parse_at(buf, pos, Format::Kallsyms).unwrap();
-            let (start, len, n2) = name_at(buf, pos, Format::Kallsyms).unwrap();
-            assert_eq!((&buf[start..start + len], n2), (l.name, next));
+        let mut left = Vec::new();
+        while pos < buf.len() {
+            let parsed = parse_at(buf, pos, format);
+            if let Some((start, len, next, module)) = lines.name(pos) {
+                let (l, n2) = parsed.unwrap();
+                assert_eq!((&buf[start..start + len], next), (l.name, n2));
+                assert_eq!(module, l.modules.is_some());
+                pos = next;
+                continue;
+            }
+            let next = match parsed {
+                Ok((_, next)) => next,
+                Err(e) => e.end + 1,
+            };
+            left.push(parsed.map(|_| pos).map_err(|e| e.why));
+            lines.skip_to(next);
             pos = next;
         }
-        // Not the usual shape: left to parse_at.
-        assert!(name_at(buf, pos, Format::Kallsyms).is_none());
-        let m = b"ffffffff8b014280 13a t rapl_pmu_event_init\t[intel_rapl_perf]\n";
-        let (start, len, next) = name_at(m, 0, Format::Kallmodsyms).unwrap();
-        assert_eq!(
-            (&m[start..start + len], next),
-            (&b"rapl_pmu_event_init"[..], m.len())
-        );
+        left
+    }
+
+    #[test]
+    fn lines_agree_with_parse_at() {
+        let mut buf = b"ffffffff81000000 T a\nffffffffc0000000 t bbbbbbbbbbbbbbbbbbbb\t[m]\n\
+                        c0001000 t c\nffffffff81000000 T x y\nffffffff81000000 T d\n"
+            .to_vec();
+        // Lines across the 64-byte blocks, with every name length.
+        for n in 1..150 {
+            buf.extend_from_slice(b"ffffffff81000000 t ");
+            buf.extend((0..n).map(|i| b'a' + (i % 26) as u8));
+            buf.extend_from_slice(if n % 3 == 0 { b"\t[mod]\n" } else { b"\n" });
+        }
+        // Not the usual shape: left to parse_at, which refuses or accepts.
+        let odd: &[&[u8]] = &[
+            b"ffffffff81000000 T x y\n",
+            b"ffffffff81000000 T \n",
+            b"ffffffff81000000 TT z\n",
+            b" ffffffff81000000 T z\n",
+            b"\n",
+            b"ffffffff81000000 T ctl\x01name\n",
+            b"ffffffff81000000\n",
+        ];
+        let left = walk(&buf, Format::Kallsyms);
+        assert_eq!(left, vec![Err("whitespace in the symbol name")]);
+        for o in odd {
+            let mut b = buf.clone();
+            let at = b.len();
+            b.extend_from_slice(o);
+            b.extend_from_slice(b"ffffffff81000000 T after\n");
+            let left = walk(&b, Format::Kallsyms);
+            assert_eq!(left.len(), 2, "{}", String::from_utf8_lossy(o));
+            assert_eq!(
+                left[1].map_err(|_| ()),
+                parse_at(&b, at, Format::Kallsyms)
+                    .map(|_| at)
+                    .map_err(|_| ())
+            );
+        }
+        let m = b"ffffffff8b014280 13a t rapl_pmu_event_init\t[intel_rapl_perf] {rapl.o}\n\
+                  ffffffff8b014300 20 T next\n";
+        assert!(walk(m, Format::Kallmodsyms).is_empty());
     }
 
     #[test]

@@ -10,10 +10,11 @@
 //!
 //! The pass runs on the calling thread with one fixed buffer: each chunk the
 //! kernel returns (under 4 KiB per `read()` of /proc/kallsyms) is scanned
-//! while it is still in the cache. A line is parsed whole only when its name
-//! is a wanted one (a one-bit-per-key filter on its length and first and
-//! last eight bytes, then the hash table), so a pass costs little more than
-//! reading the file.
+//! while it is still in the cache. The delimiters of its lines are found 64
+//! bytes at a time (vector compares, [`crate::kallsyms::line::Lines`]); a
+//! line is parsed whole only when its name is a wanted one (a
+//! one-bit-per-key filter on its length and first and last eight bytes,
+//! then the hash table), so a pass costs little more than reading the file.
 //! (Parsing on a second thread was tried: the reader slowed down more than
 //! the parsing cost, the buffers bouncing between the cores.)
 
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, AMBIGUOUS, FORMAT, NOT_FOUND, RESTRICTED};
 use crate::kallsyms::hash::hash;
-use crate::kallsyms::line::{module_names, name_at, parse_at, Format, Line};
+use crate::kallsyms::line::{module_names, parse_at, Format, Line, Lines};
 use crate::modules::is_pseudo_module;
 use crate::modules::ranges::{self, Ranges};
 use crate::query::{module_eq, normalize_module, Query};
@@ -37,8 +38,8 @@ pub struct Answer {
     pub addr: u64,
     /// 0, `KSYM_ERR_NOT_FOUND` or `KSYM_ERR_AMBIGUOUS`.
     pub err: i32,
-    /// The modules of the matches (normalised names; `vmlinux` for core
-    /// symbols not in a built-in module): what a cache must watch.
+    /// The modules of the matches (normalised names; core symbols outside
+    /// every built-in module add none): what a cache must watch.
     pub modules: Vec<Vec<u8>>,
     /// Some match is in a pseudo-module (`bpf`, `__builtin__*`), whose
     /// symbols come and go without /proc/modules knowing.
@@ -76,7 +77,7 @@ pub struct PassStats {
 }
 
 /// The read buffer.
-const CHUNK: usize = 128 << 10;
+const CHUNK: usize = 32 << 10;
 
 /// A match of a queried name.
 struct Hit {
@@ -105,9 +106,7 @@ const FILTER_BITS: u32 = 16;
 /// A cheap key of a name: its length and its first and last eight bytes.
 /// Lines whose key's filter bit is clear cannot be wanted and are not parsed.
 fn quick_key(name: &[u8]) -> usize {
-    let mut padded = name.to_vec();
-    padded.extend_from_slice(&[0u8; 8]);
-    quick_key_at(&padded, 0, name.len())
+    quick_key_at(name, 0, name.len())
 }
 
 /// [`quick_key`] of `text[start..start + len]`, reading whole words from
@@ -225,14 +224,14 @@ impl<'q> Matcher<'q> {
     /// restricted file is refused). Returns false to stop the pass.
     fn feed(&mut self, text: &[u8]) -> Result<bool> {
         let format = *self.format.get_or_insert_with(|| Format::detect(text));
+        let mut lines = Lines::new(text, format);
         let mut pos = 0;
         while pos < text.len() {
             self.lines += 1;
             if self.any_addr != 0 {
-                if let Some((start, len, next)) = name_at(text, pos, format) {
+                if let Some((start, len, next, module_line)) = lines.name(pos) {
                     // The first module line of a vmlinux-only pass is parsed:
                     // it ends the pass.
-                    let module_line = text[start + len] == b'\t';
                     if !(module_line && self.core_only) {
                         let k = quick_key_at(text, start, len);
                         let name = &text[start..start + len];
@@ -265,6 +264,7 @@ impl<'q> Matcher<'q> {
                 return Ok(false);
             }
             self.take(&line);
+            lines.skip_to(next);
             pos = next;
         }
         Ok(true)
@@ -493,11 +493,8 @@ fn answer<'h>(
             }
             None => attr.and_then(|a| a.modules_of(h.addr)).unwrap_or(&[]),
         };
-        let mods = if mods.is_empty() {
-            VMLINUX.as_slice()
-        } else {
-            mods
-        };
+        let core = mods.is_empty();
+        let mods = if core { VMLINUX.as_slice() } else { mods };
         let accepted = match q.module {
             None => true,
             Some(_) if q.is_vmlinux() => mods.len() == 1 && mods[0] == b"vmlinux",
@@ -519,10 +516,12 @@ fn answer<'h>(
                 out.addr = out.addr.min(h.addr);
             }
         }
-        for x in mods {
-            out.pseudo |= is_pseudo_module(x);
-            if !out.modules.contains(x) {
-                out.modules.push(x.clone());
+        if !core {
+            for x in mods {
+                out.pseudo |= is_pseudo_module(x);
+                if !out.modules.contains(x) {
+                    out.modules.push(x.clone());
+                }
             }
         }
     }
