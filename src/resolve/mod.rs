@@ -86,20 +86,6 @@ struct Hit {
     column: Option<Vec<u8>>,
 }
 
-/// Per distinct name: the lines that match. Most names match one line:
-/// the first is kept inline, so that a name costs no allocation.
-struct Wanted<'q> {
-    name: &'q [u8],
-    first: Option<Hit>,
-    more: Vec<Hit>,
-}
-
-impl Wanted<'_> {
-    fn hits(&self) -> impl Iterator<Item = &Hit> {
-        self.first.iter().chain(&self.more)
-    }
-}
-
 /// Bits of the pre-filter.
 const FILTER_BITS: u32 = 16;
 
@@ -137,16 +123,35 @@ fn quick_key_at(text: &[u8], start: usize, len: usize) -> usize {
     (k >> (64 - FILTER_BITS)) as usize
 }
 
+/// A slot of the hash table of wanted names: the name's hash, where its
+/// bytes are in [`Matcher::names`] and its length (0: an empty slot).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    hash: u64,
+    at: u32,
+    len: u32,
+}
+
 /// The state of a pass: the queried names, hashed, and what was found.
-struct Matcher<'q> {
-    wanted: Vec<Wanted<'q>>,
-    /// For each name given to [`Matcher::new`], in order, its index in
-    /// `wanted` (names asked twice share one).
+///
+/// Laid out for the lines that pass the filter, which come between the
+/// kernel's reads and find little in the cache: a slot, then the name's
+/// bytes with its index just before them, then an append to `hits`.
+struct Matcher {
+    /// Each distinct wanted name as its index (u32, little-endian) and
+    /// its bytes, one after the other.
+    names: Vec<u8>,
+    distinct: u32,
+    /// For each name given to [`Matcher::new`], in order, the index of its
+    /// distinct name (names asked twice share one).
     index_of: Vec<u32>,
-    /// Open addressing over `wanted`: (name hash, index + 1); 0 empty.
-    slots: Vec<(u64, u32)>,
+    /// Open addressing over the distinct names.
+    slots: Vec<Slot>,
     /// One bit per [`quick_key`] of a wanted name (8 KiB).
     filter: Vec<u64>,
+    /// The matching lines: (index of the distinct name, hit), in file
+    /// order; sorted by name (stably) once the pass is over.
+    hits: Vec<(u32, Hit)>,
     format: Option<Format>,
     any_addr: u64,
     lines: usize,
@@ -156,15 +161,17 @@ struct Matcher<'q> {
     source: String,
 }
 
-impl<'q> Matcher<'q> {
-    fn new(names: impl Iterator<Item = &'q [u8]>, core_only: bool, source: String) -> Matcher<'q> {
+impl Matcher {
+    fn new<'q>(names: impl Iterator<Item = &'q [u8]>, core_only: bool, source: String) -> Matcher {
         let names: Vec<&'q [u8]> = names.collect();
         let cap = (names.len() * 2).max(8).next_power_of_two();
         let mut m = Matcher {
-            wanted: Vec::with_capacity(names.len()),
+            names: Vec::with_capacity(names.iter().map(|n| n.len() + 4).sum()),
+            distinct: 0,
             index_of: Vec::with_capacity(names.len()),
-            slots: vec![(0u64, 0u32); cap],
+            slots: vec![Slot::default(); cap],
             filter: vec![0u64; 1 << (FILTER_BITS - 6)],
+            hits: Vec::new(),
             format: None,
             any_addr: 0,
             lines: 0,
@@ -175,47 +182,68 @@ impl<'q> Matcher<'q> {
         for name in names {
             let h = hash(name);
             if let Some(i) = m.find(h, name) {
-                m.index_of.push(i as u32);
+                m.index_of.push(i);
                 continue;
             }
-            m.index_of.push(m.wanted.len() as u32);
+            let i = m.distinct;
+            m.distinct += 1;
+            m.index_of.push(i);
             let k = quick_key(name);
             m.filter[k >> 6] |= 1 << (k & 63);
             let mut s = (h as usize) & (cap - 1);
-            while m.slots[s].1 != 0 {
+            while m.slots[s].len != 0 {
                 s = (s + 1) & (cap - 1);
             }
-            m.wanted.push(Wanted {
-                name,
-                first: None,
-                more: Vec::new(),
-            });
-            m.slots[s] = (h, m.wanted.len() as u32);
+            m.names.extend_from_slice(&i.to_le_bytes());
+            m.slots[s] = Slot {
+                hash: h,
+                at: m.names.len() as u32,
+                len: name.len() as u32,
+            };
+            m.names.extend_from_slice(name);
         }
         m
     }
 
-    /// The hits of a name (none if it was not asked for).
-    fn hits_of(&self, name: &[u8]) -> impl Iterator<Item = &Hit> {
-        self.find(hash(name), name)
-            .into_iter()
-            .flat_map(|i| self.wanted[i].hits())
-    }
-
+    /// The index of a wanted name.
     #[inline]
-    fn find(&self, h: u64, name: &[u8]) -> Option<usize> {
+    fn find(&self, h: u64, name: &[u8]) -> Option<u32> {
         let mask = self.slots.len() - 1;
         let mut s = (h as usize) & mask;
         loop {
-            let (sh, i) = self.slots[s];
-            if i == 0 {
+            let slot = self.slots[s];
+            if slot.len == 0 {
                 return None;
             }
-            if sh == h && self.wanted[i as usize - 1].name == name {
-                return Some(i as usize - 1);
+            if slot.hash == h && slot.len as usize == name.len() {
+                let at = slot.at as usize;
+                if &self.names[at..at + name.len()] == name {
+                    let i = &self.names[at - 4..at];
+                    return Some(u32::from_le_bytes([i[0], i[1], i[2], i[3]]));
+                }
             }
             s = (s + 1) & mask;
         }
+    }
+
+    /// The hits of distinct name `i` (once the pass is over).
+    fn hits_at(&self, i: u32) -> impl Iterator<Item = &Hit> {
+        let from = self.hits.partition_point(|(j, _)| *j < i);
+        self.hits[from..]
+            .iter()
+            .take_while(move |(j, _)| *j == i)
+            .map(|(_, h)| h)
+    }
+
+    /// The hits of a name (none if it was not asked for; once the pass is over).
+    fn hits_of(&self, name: &[u8]) -> impl Iterator<Item = &Hit> {
+        let i = self.find(hash(name), name).unwrap_or(u32::MAX);
+        self.hits_at(i)
+    }
+
+    /// Ends the pass: the hits grouped by name, each name's in file order.
+    fn finish(&mut self) {
+        self.hits.sort_by_key(|(i, _)| *i);
     }
 
     /// Goes through the complete lines of `text` (which ends with a
@@ -228,6 +256,8 @@ impl<'q> Matcher<'q> {
         let mut pos = 0;
         while pos < text.len() {
             self.lines += 1;
+            // The index of the line's name, when looked up already.
+            let mut known = None;
             if self.any_addr != 0 {
                 if let Some((start, len, next, module_line)) = lines.name(pos) {
                     // The first module line of a vmlinux-only pass is parsed:
@@ -235,9 +265,11 @@ impl<'q> Matcher<'q> {
                     if !(module_line && self.core_only) {
                         let k = quick_key_at(text, start, len);
                         let name = &text[start..start + len];
-                        if self.filter[k >> 6] & (1 << (k & 63)) == 0
-                            || self.find(hash(name), name).is_none()
-                        {
+                        known = match self.filter[k >> 6] & (1 << (k & 63)) {
+                            0 => None,
+                            _ => self.find(hash(name), name),
+                        };
+                        if known.is_none() {
                             pos = next;
                             continue;
                         }
@@ -263,26 +295,24 @@ impl<'q> Matcher<'q> {
                 self.stopped_early = true;
                 return Ok(false);
             }
-            self.take(&line);
+            debug_assert!(known.is_none() || known == self.find(line.hash, line.name));
+            self.take(&line, known);
             lines.skip_to(next);
             pos = next;
         }
         Ok(true)
     }
 
+    /// Keeps `line` if its name is a wanted one (`known`: its index, when
+    /// already looked up).
     #[inline]
-    fn take(&mut self, line: &Line<'_>) {
-        if let Some(i) = self.find(line.hash, line.name) {
+    fn take(&mut self, line: &Line<'_>, known: Option<u32>) {
+        if let Some(i) = known.or_else(|| self.find(line.hash, line.name)) {
             let hit = Hit {
                 addr: line.addr,
                 column: line.modules.map(|m| m.to_vec()),
             };
-            let w = &mut self.wanted[i];
-            if w.first.is_none() {
-                w.first = Some(hit);
-            } else {
-                w.more.push(hit);
-            }
+            self.hits.push((i, hit));
         }
     }
 }
@@ -410,11 +440,12 @@ pub fn resolve_parsed(source: &Source, queries: &[Query<'_>]) -> Result<(Vec<Ans
             ),
         ));
     }
+    m.finish();
     let attribution = ranges.as_ref().map(|r| Attribution::new(r, &m));
     let answers = queries
         .iter()
         .zip(&m.index_of)
-        .map(|(q, &i)| answer(q, m.wanted[i as usize].hits(), attribution.as_ref()))
+        .map(|(q, &i)| answer(q, m.hits_at(i), attribution.as_ref()))
         .collect();
     Ok((
         answers,
@@ -433,7 +464,7 @@ struct Attribution {
 }
 
 impl Attribution {
-    fn new(r: &Ranges, m: &Matcher<'_>) -> Attribution {
+    fn new(r: &Ranges, m: &Matcher) -> Attribution {
         let mut spans = Vec::new();
         for sec in &r.sections {
             let base = m
