@@ -1,78 +1,147 @@
 //! Byte-class masks of 64-byte blocks: the one place with CPU intrinsics.
 //!
 //! A streaming pass over kallsyms looks at every line but parses few: it
-//! needs the delimiters of each line (two spaces, then the newline or the
-//! tab before a module column). Finding them one byte or one word at a time
-//! costs a data-dependent loop per name; a mask of a whole block costs a few
-//! vector instructions, and walking its set bits is cheap.
+//! needs where each line ends and whether the line has any delimiter
+//! (byte up to 0x20) besides the usual ones. Finding them one byte or one
+//! word at a time costs a data-dependent loop per line; masks of a whole
+//! block cost a few vector instructions, and walking their set bits is
+//! cheap.
+//!
+//! [`Masks`] is implemented by [`Baseline`] (SSE2 on x86_64, which every
+//! x86_64 CPU has; eight bytes at a time elsewhere) and, on x86_64, by
+//! [`Avx2`], which exists only once the CPU is known to have AVX2 and the
+//! bit-counting instructions. Code generic over `Masks` is compiled once per
+//! implementation; callers instantiate it for `Avx2` inside a function
+//! compiled with `#[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]`,
+//! so that their own bit counting uses these instructions too.
 
-/// Bit `i` is set when `block[i] <= 0x20`: a space, a tab, a newline, any
-/// other control byte or NUL (bytes from 0x80 are never set).
-#[inline(always)]
-pub fn space_or_control(block: &[u8; 64]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU
-        // has it, so calling a function that requires it is sound.
-        unsafe { sse2::space_or_control(block) }
+/// How a walk finds the delimiters and newlines of a 64-byte block.
+pub trait Masks: Copy {
+    /// Bit `i` of the first mask is set when `block[i] <= 0x20` (a space,
+    /// a tab, a newline, any other control byte or NUL; bytes from 0x80
+    /// are never set), bit `i` of the second when `block[i]` is a newline.
+    fn delimiters(self, block: &[u8; 64]) -> (u64, u64);
+}
+
+/// The masks every CPU of the architecture can compute.
+#[derive(Clone, Copy, Debug)]
+pub struct Baseline;
+
+impl Masks for Baseline {
+    #[inline(always)]
+    fn delimiters(self, block: &[u8; 64]) -> (u64, u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU
+            // has it, so calling a function that requires it is sound.
+            unsafe { sse2::delimiters(block) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            portable(block)
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        portable(block)
+}
+
+/// Proof that this CPU has AVX2, POPCNT, BMI1 and LZCNT: only
+/// [`Avx2::detect`] makes one.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub struct Avx2(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// `Some` when the CPU has the features (checked once, then cached by
+    /// the standard library).
+    #[inline]
+    pub fn detect() -> Option<Avx2> {
+        let has = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("lzcnt");
+        has.then_some(Avx2(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Masks for Avx2 {
+    #[inline(always)]
+    fn delimiters(self, block: &[u8; 64]) -> (u64, u64) {
+        // SAFETY: an `Avx2` exists only where `detect` found AVX2.
+        unsafe { avx2::delimiters(block) }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x,
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_set1_epi8,
     };
 
     #[target_feature(enable = "sse2")]
     #[inline]
-    pub fn space_or_control(block: &[u8; 64]) -> u64 {
+    pub fn delimiters(block: &[u8; 64]) -> (u64, u64) {
         let limit = _mm_set1_epi8(0x20);
-        let word = |i: usize| {
-            i64::from_le_bytes([
-                block[i],
-                block[i + 1],
-                block[i + 2],
-                block[i + 3],
-                block[i + 4],
-                block[i + 5],
-                block[i + 6],
-                block[i + 7],
-            ])
-        };
-        let mut mask = 0u64;
-        for k in 0..4 {
-            let v = _mm_set_epi64x(word(16 * k + 8), word(16 * k));
+        let newline = _mm_set1_epi8(b'\n' as i8);
+        let (mut delims, mut newlines) = (0u64, 0u64);
+        for (k, part) in block.chunks_exact(16).enumerate() {
+            // SAFETY: `part` is 16 readable bytes; the load is unaligned.
+            let v = unsafe { _mm_loadu_si128(part.as_ptr().cast::<__m128i>()) };
             // b <= 0x20 exactly when max(b, 0x20) == 0x20 (unsigned).
             let le = _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit);
-            mask |= u64::from(_mm_movemask_epi8(le) as u16) << (16 * k);
+            delims |= u64::from(_mm_movemask_epi8(le) as u16) << (16 * k);
+            let nl = _mm_cmpeq_epi8(v, newline);
+            newlines |= u64::from(_mm_movemask_epi8(nl) as u16) << (16 * k);
         }
-        mask
+        (delims, newlines)
     }
 }
 
-/// [`space_or_control`] eight bytes at a time, for other architectures (and
-/// to check the vector version against).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_set1_epi8,
+    };
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub fn delimiters(block: &[u8; 64]) -> (u64, u64) {
+        let limit = _mm256_set1_epi8(0x20);
+        let newline = _mm256_set1_epi8(b'\n' as i8);
+        let (mut delims, mut newlines) = (0u64, 0u64);
+        for (k, part) in block.chunks_exact(32).enumerate() {
+            // SAFETY: `part` is 32 readable bytes; the load is unaligned.
+            let v = unsafe { _mm256_loadu_si256(part.as_ptr().cast::<__m256i>()) };
+            let le = _mm256_cmpeq_epi8(_mm256_max_epu8(v, limit), limit);
+            delims |= u64::from(_mm256_movemask_epi8(le) as u32) << (32 * k);
+            let nl = _mm256_cmpeq_epi8(v, newline);
+            newlines |= u64::from(_mm256_movemask_epi8(nl) as u32) << (32 * k);
+        }
+        (delims, newlines)
+    }
+}
+
+/// [`Masks::delimiters`] eight bytes at a time, for other architectures
+/// (and to check the vector versions against).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-fn portable(block: &[u8; 64]) -> u64 {
+fn portable(block: &[u8; 64]) -> (u64, u64) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut mask = 0u64;
+    // The high bit of each byte of `w` that is below `limit` (<= 0x80):
+    // its low seven bits plus 0x80 - limit do not reach 0x80 (no carry
+    // crosses bytes: 0x7f + 0x7f < 0x100), and its own high bit is clear.
+    let below = |w: u64, limit: u64| !(((w & !HIGHS) + ONES * (0x80 - limit)) | w) & HIGHS;
+    // Gather the eight high bits into one byte.
+    let gather = |flags: u64| ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+    let (mut delims, mut newlines) = (0u64, 0u64);
     for (k, chunk) in block.chunks_exact(8).enumerate() {
         let w = u64::from_le_bytes(chunk.try_into().unwrap());
-        // High bit of each byte: its low seven bits are >= 0x21 (no carry
-        // crosses bytes: 0x7f + 0x5f < 0x100), or the byte is >= 0x80.
-        let above = ((w & !HIGHS) + ONES * (0x80 - 0x21)) | w;
-        let flags = !above & HIGHS;
-        // Gather the eight high bits into one byte.
-        let byte = ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
-        mask |= byte << (8 * k);
+        delims |= gather(below(w, 0x21)) << (8 * k);
+        // A newline is the byte that xors with 0x0a to zero.
+        newlines |= gather(below(w ^ (ONES * 0x0a), 0x01)) << (8 * k);
     }
-    mask
+    (delims, newlines)
 }
 
 #[cfg(test)]
@@ -86,12 +155,19 @@ mod tests {
             for (i, b) in block.iter_mut().enumerate() {
                 *b = first.wrapping_add((i as u8).wrapping_mul(37));
             }
-            let want = block
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (i, &b)| m | (u64::from(b <= 0x20) << i));
-            assert_eq!(space_or_control(&block), want, "{first}");
+            let mask = |f: fn(u8) -> bool| {
+                block
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |m, (i, &b)| m | (u64::from(f(b)) << i))
+            };
+            let want = (mask(|b| b <= 0x20), mask(|b| b == b'\n'));
+            assert_eq!(Baseline.delimiters(&block), want, "{first}");
             assert_eq!(portable(&block), want, "{first}");
+            #[cfg(target_arch = "x86_64")]
+            if let Some(avx2) = Avx2::detect() {
+                assert_eq!(avx2.delimiters(&block), want, "{first}");
+            }
         }
     }
 }

@@ -59,6 +59,9 @@ fn one_pass_gives_the_tables_answers() {
         let (answers, stats) = resolve(&source(&path), &refs).unwrap();
         assert_eq!(stats.bytes, text.len());
         assert!(!stats.stopped_early);
+        // Almost every line goes the fast way (the first ones, where the
+        // addresses may still all be zero, do not).
+        assert!(stats.fast_lines + 1000 > stats.lines, "{stats:?}");
         let mut kinds = HashMap::new();
         for (q, a) in qs.iter().zip(&answers) {
             assert_eq!(
@@ -74,6 +77,54 @@ fn one_pass_gives_the_tables_answers() {
             "{kinds:?}"
         );
     }
+}
+
+#[test]
+fn odd_lines_anywhere_give_the_same_answers() {
+    // Lines the fast walk does not take (a control byte in a name, a short
+    // address, a name over two blocks) inside
+    // a real file: their reads are walked line by line, with the same
+    // answers as the table's.
+    let (_dir, path) = common::data_file("linux-6.12-cloud/kallsyms");
+    let text = std::fs::read(&path).unwrap();
+    let long = format!("ffffffff81000100 t {}\n", "n".repeat(150));
+    let odd: [&[u8]; 3] = [
+        b"ffffffff81000040 t ctl\x01name\n",
+        b"81000080 t short_addr\n",
+        long.as_bytes(),
+    ];
+    let mut edited = Vec::new();
+    let mut lines = text.split_inclusive(|&b| b == b'\n');
+    for (k, o) in odd.iter().enumerate() {
+        for l in lines.by_ref().take(20_000 + 7 * k) {
+            edited.extend_from_slice(l);
+        }
+        edited.extend_from_slice(o);
+    }
+    lines.for_each(|l| edited.extend_from_slice(l));
+    let dir = TempDir::new();
+    let p = dir.path().join("kallsyms");
+    std::fs::write(&p, &edited).unwrap();
+    let t = Table::from_bytes(&edited, &Options::default()).unwrap();
+    let mut qs = sample_queries(&edited, 2000);
+    for q in ["ctl\x01name", "short_addr", &"n".repeat(150)] {
+        qs.push(q.as_bytes().to_vec());
+    }
+    let refs: Vec<&[u8]> = qs.iter().map(|q| q.as_slice()).collect();
+    let (answers, stats) = resolve(&source(&p), &refs).unwrap();
+    for (q, a) in qs.iter().zip(&answers) {
+        assert_eq!(
+            (a.addr, a.err),
+            table_answer(&t, q),
+            "{}",
+            String::from_utf8_lossy(q)
+        );
+    }
+    for a in &answers[answers.len() - 3..] {
+        assert_eq!(a.err, 0);
+    }
+    assert!(stats.fast_lines < stats.lines - 3, "{stats:?}");
+    assert!(stats.fast_lines > stats.lines / 2, "{stats:?}");
 }
 
 #[test]

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, AMBIGUOUS, FORMAT, NOT_FOUND, RESTRICTED};
 use crate::kallsyms::hash::hash;
-use crate::kallsyms::line::{module_names, parse_at, Format, Line, Lines};
+use crate::kallsyms::line::{module_names, parse_at, walk_lines, walk_usual, Format, Line};
 use crate::modules::is_pseudo_module;
 use crate::modules::ranges::{self, Ranges};
 use crate::query::{module_eq, normalize_module, Query};
@@ -72,12 +72,17 @@ impl Source {
 pub struct PassStats {
     pub bytes: usize,
     pub lines: usize,
+    /// Lines walked the fast way ([`walk_usual`]), the others line by line.
+    pub fast_lines: usize,
     /// The pass stopped at the first module line (every query `vmlinux`-qualified).
     pub stopped_early: bool,
 }
 
 /// The read buffer.
 const CHUNK: usize = 32 << 10;
+/// Bytes read before they are scanned (the kernel gives under 4 KiB per
+/// read of /proc/kallsyms).
+const BATCH: usize = 16 << 10;
 
 /// A match of a queried name.
 struct Hit {
@@ -152,9 +157,12 @@ struct Matcher {
     /// The matching lines: (index of the distinct name, hit), in file
     /// order; sorted by name (stably) once the pass is over.
     hits: Vec<(u32, Hit)>,
+    /// Working memory of [`walk_usual`].
+    scratch: Vec<u32>,
     format: Option<Format>,
     any_addr: u64,
     lines: usize,
+    fast_lines: usize,
     /// Every query is `vmlinux`-qualified: the core part is enough.
     core_only: bool,
     stopped_early: bool,
@@ -171,10 +179,12 @@ impl Matcher {
             index_of: Vec::with_capacity(names.len()),
             slots: vec![Slot::default(); cap],
             filter: vec![0u64; 1 << (FILTER_BITS - 6)],
-            hits: Vec::new(),
+            hits: Vec::with_capacity(names.len()),
+            scratch: Vec::new(),
             format: None,
             any_addr: 0,
             lines: 0,
+            fast_lines: 0,
             core_only,
             stopped_early: false,
             source,
@@ -252,55 +262,114 @@ impl Matcher {
     /// restricted file is refused). Returns false to stop the pass.
     fn feed(&mut self, text: &[u8]) -> Result<bool> {
         let format = *self.format.get_or_insert_with(|| Format::detect(text));
-        let mut lines = Lines::new(text, format);
         let mut pos = 0;
-        while pos < text.len() {
+        while self.any_addr == 0 && pos < text.len() {
+            self.lines += 1;
+            let (line, next) = self.parse(text, pos, format)?;
+            if !self.keep(&line, None, format) {
+                return Ok(false);
+            }
+            pos = next;
+        }
+        let text = &text[pos..];
+        if format == Format::Kallsyms && self.feed_usual(text) {
+            return Ok(true);
+        }
+        self.feed_lines(text, format)
+    }
+
+    /// [`Matcher::feed`] for text of the usual shape ([`walk_usual`]):
+    /// false (and nothing done) if it is not.
+    fn feed_usual(&mut self, text: &[u8]) -> bool {
+        let (kept, lines) = (self.hits.len(), self.lines);
+        let core_only = self.core_only;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let walked = walk_usual(text, &mut scratch, |start, name, len, module| {
+            if module && core_only {
+                // Parsed by feed_lines, where it ends the pass.
+                return false;
+            }
+            let k = quick_key_at(text, name, len);
+            if self.filter[k >> 6] & (1 << (k & 63)) == 0 {
+                return true;
+            }
+            let name = &text[name..name + len];
+            let Some(i) = self.find(hash(name), name) else {
+                return true;
+            };
+            match parse_at(text, start, Format::Kallsyms) {
+                Ok((line, _)) => self.keep(&line, Some(i), Format::Kallsyms),
+                Err(_) => false,
+            }
+        });
+        self.scratch = scratch;
+        match walked {
+            Some(n) => {
+                self.lines = lines + n;
+                self.fast_lines += n;
+            }
+            None => self.hits.truncate(kept),
+        }
+        walked.is_some()
+    }
+
+    /// [`Matcher::feed`] line by line, for any text.
+    fn feed_lines(&mut self, text: &[u8], format: Format) -> Result<bool> {
+        walk_lines(text, format, |span| {
             self.lines += 1;
             // The index of the line's name, when looked up already.
             let mut known = None;
-            if self.any_addr != 0 {
-                if let Some((start, len, next, module_line)) = lines.name(pos) {
-                    // The first module line of a vmlinux-only pass is parsed:
-                    // it ends the pass.
-                    if !(module_line && self.core_only) {
-                        let k = quick_key_at(text, start, len);
-                        let name = &text[start..start + len];
-                        known = match self.filter[k >> 6] & (1 << (k & 63)) {
-                            0 => None,
-                            _ => self.find(hash(name), name),
-                        };
-                        if known.is_none() {
-                            pos = next;
-                            continue;
-                        }
+            if let Some((start, len, module_line)) = span.name {
+                // The first module line of a vmlinux-only pass is parsed:
+                // it ends the pass.
+                if !(module_line && self.core_only) {
+                    let k = quick_key_at(text, start, len);
+                    let name = &text[start..start + len];
+                    known = match self.filter[k >> 6] & (1 << (k & 63)) {
+                        0 => None,
+                        _ => self.find(hash(name), name),
+                    };
+                    if known.is_none() {
+                        return Ok(true);
                     }
                 }
             }
-            let (line, next) = parse_at(text, pos, format).map_err(|e| {
-                let l = &text[pos..e.end];
-                Error::new(
-                    FORMAT,
-                    format!(
-                        "{}:{}: malformed line ({}): `{}`",
-                        self.source,
-                        self.lines,
-                        e.why,
-                        String::from_utf8_lossy(&l[..l.len().min(100)])
-                    ),
-                )
-            })?;
-            self.any_addr |= line.addr;
-            if self.core_only && format == Format::Kallsyms && line.modules.is_some() {
-                // The core kernel comes first: nothing after this can match.
-                self.stopped_early = true;
-                return Ok(false);
-            }
+            let (line, next) = self.parse(text, span.start, format)?;
             debug_assert!(known.is_none() || known == self.find(line.hash, line.name));
-            self.take(&line, known);
-            lines.skip_to(next);
-            pos = next;
+            debug_assert_eq!(next, span.next);
+            Ok(self.keep(&line, known, format))
+        })
+    }
+
+    /// Parses the line at `text[pos]`, the `self.lines`th of the file.
+    fn parse<'t>(&self, text: &'t [u8], pos: usize, format: Format) -> Result<(Line<'t>, usize)> {
+        parse_at(text, pos, format).map_err(|e| {
+            let l = &text[pos..e.end];
+            Error::new(
+                FORMAT,
+                format!(
+                    "{}:{}: malformed line ({}): `{}`",
+                    self.source,
+                    self.lines,
+                    e.why,
+                    String::from_utf8_lossy(&l[..l.len().min(100)])
+                ),
+            )
+        })
+    }
+
+    /// Takes in a parsed line: false if it ends the pass (the first module
+    /// line when every query is `vmlinux`-qualified: the core kernel comes
+    /// first, nothing after it can match).
+    #[inline]
+    fn keep(&mut self, line: &Line<'_>, known: Option<u32>, format: Format) -> bool {
+        self.any_addr |= line.addr;
+        if self.core_only && format == Format::Kallsyms && line.modules.is_some() {
+            self.stopped_early = true;
+            return false;
         }
-        Ok(true)
+        self.take(line, known);
+        true
     }
 
     /// Keeps `line` if its name is a wanted one (`known`: its index, when
@@ -351,6 +420,11 @@ fn stream_here(
                 f(&buf[..filled])?;
             }
             return Ok(total);
+        }
+        if filled < BATCH && buf.len() - filled >= BATCH {
+            // Scanning a few reads at once costs less than one at a time
+            // (each read of /proc/kallsyms leaves the caches to the kernel).
+            continue;
         }
         if let Some(k) = memchr::memrchr(b'\n', &buf[..filled]) {
             if !f(&buf[..=k])? {
@@ -452,6 +526,7 @@ pub fn resolve_parsed(source: &Source, queries: &[Query<'_>]) -> Result<(Vec<Ans
         PassStats {
             bytes,
             lines: m.lines,
+            fast_lines: m.fast_lines,
             stopped_early: m.stopped_early,
         },
     ))
@@ -676,6 +751,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got, long);
+    }
+
+    #[test]
+    fn a_chunk_walked_twice_keeps_its_hits_once() {
+        let mut m = Matcher::new([&b"want"[..]].into_iter(), false, "test".into());
+        let mut text = b"ffffffff81000000 T _text\nffffffff81000010 t want\n".to_vec();
+        for i in 0..50 {
+            text.extend_from_slice(format!("ffffffff81001{i:03x} t other_{i}\n").as_bytes());
+        }
+        // Walked the fast way: one hit.
+        assert!(m.feed(&text).unwrap());
+        assert_eq!((m.hits.len(), m.fast_lines, m.lines), (1, 51, 52));
+        // The same lines and then one the fast way does not take: given up
+        // after the hit, and walked again line by line; still one hit more.
+        text.extend_from_slice(b"81000080 t short_addr\n");
+        assert!(m.feed(&text).unwrap());
+        assert_eq!((m.hits.len(), m.fast_lines, m.lines), (2, 51, 105));
+        m.finish();
+        assert_eq!(m.hits_of(b"want").count(), 2);
     }
 
     #[test]
