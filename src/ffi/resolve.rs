@@ -7,7 +7,7 @@ use super::{c_path, int_call, non_null, ptr_call, value_call};
 use crate::error::{Error, Result};
 use crate::modules::ranges;
 use crate::resolve::cache::Cache;
-use crate::resolve::{resolve, Source};
+use crate::resolve::{parse_queries, resolve_each, Source};
 
 /// A pull-through cache of resolved names (opaque). Internally synchronised:
 /// any number of threads may use one at once.
@@ -84,10 +84,26 @@ pub unsafe extern "C" fn ksym_resolve(
                 builtin_ranges: None,
             },
         };
-        let (answers, _) = resolve(&source, &qs)?;
-        let flat: Vec<(u64, i32)> = answers.iter().map(|a| (a.addr, a.err)).collect();
-        // SAFETY: checked non-NULL above; `n` elements each.
-        Ok(unsafe { write_answers(&flat, addrs, errs) })
+        let parsed = parse_queries(&qs)?;
+        if n == 0 {
+            resolve_each(&source, &parsed, |_, _| {})?;
+            return Ok(0);
+        }
+        // SAFETY: checked non-NULL above; the caller's arrays hold `n`
+        // elements each.
+        let (addrs, errs) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(addrs, n),
+                std::slice::from_raw_parts_mut(errs, n),
+            )
+        };
+        let mut resolved = 0;
+        resolve_each(&source, &parsed, |i, a| {
+            addrs[i] = a.addr;
+            errs[i] = a.err;
+            resolved += c_int::from(a.err == 0);
+        })?;
+        Ok(resolved)
     })
 }
 

@@ -8,13 +8,15 @@
 //! names, `vmlinux` excluding built-in modules, ambiguity at different
 //! addresses, absolute symbols found by name, restricted files refused).
 //!
-//! The pass runs on the calling thread with one fixed buffer: each chunk the
-//! kernel returns (under 4 KiB per `read()` of /proc/kallsyms) is scanned
-//! while it is still in the cache. The delimiters of its lines are found 64
-//! bytes at a time (vector compares, [`crate::kallsyms::line::Lines`]); a
-//! line is parsed whole only when its name is a wanted one (a
-//! one-bit-per-key filter on its length and first and last eight bytes,
-//! then the hash table), so a pass costs little more than reading the file.
+//! The pass runs on the calling thread with one fixed buffer, scanning
+//! what a few reads gave (the kernel returns under 4 KiB per `read()` of
+//! /proc/kallsyms) while it is still in the cache. The lines of 64-bit
+//! kallsyms take the fast walk ([`walk_usual`]: names where the shape puts
+//! them, the read's delimiters counted to prove it); any other read is
+//! walked line by line ([`walk_lines`]: each line's delimiters checked). A
+//! line is parsed whole only when its name is a wanted one (a filter on its
+//! length and first and last eight bytes, then the hash table), so a pass
+//! costs little more than reading the file.
 //! (Parsing on a second thread was tried: the reader slowed down more than
 //! the parsing cost, the buffers bouncing between the cores.)
 
@@ -204,8 +206,10 @@ struct Matcher {
     /// `hits[order[starts[i]..starts[i + 1]]]`.
     starts: Vec<u32>,
     order: Vec<u32>,
-    /// Working memory of [`walk_usual`].
+    /// Working memory of [`walk_usual`] and [`Matcher::feed_usual`].
     scratch: Vec<u32>,
+    cands: Vec<(usize, usize, usize)>,
+    found: Vec<u64>,
     format: Option<Format>,
     any_addr: u64,
     lines: usize,
@@ -230,6 +234,8 @@ impl Matcher {
             starts: Vec::new(),
             order: Vec::new(),
             scratch: Vec::new(),
+            cands: Vec::new(),
+            found: Vec::new(),
             format: None,
             any_addr: 0,
             lines: 0,
@@ -351,36 +357,66 @@ impl Matcher {
     /// [`Matcher::feed`] for text of the usual shape ([`walk_usual`]):
     /// false (and nothing done) if it is not.
     fn feed_usual<const TWO: bool>(&mut self, text: &[u8]) -> bool {
-        let (kept, lines) = (self.hits.len(), self.lines);
         let core_only = self.core_only;
         let mut scratch = std::mem::take(&mut self.scratch);
+        let mut cands = std::mem::take(&mut self.cands);
+        cands.clear();
         let walked = walk_usual(text, &mut scratch, |start, name, len, module| {
             if module && core_only {
                 // Parsed by feed_lines, where it ends the pass.
                 return false;
             }
             let k = quick_key_at(text, name, len);
-            if !self.filter.may_hold::<TWO>(k) {
-                return true;
+            if self.filter.may_hold::<TWO>(k) {
+                cands.push((start, name, len));
             }
-            let name = &text[name..name + len];
-            let Some(i) = self.find(hash(name), name) else {
-                return true;
-            };
-            match parse_at(text, start, Format::Kallsyms) {
-                Ok((line, _)) => self.keep(&line, Some(i), Format::Kallsyms),
-                Err(_) => false,
-            }
+            true
         });
         self.scratch = scratch;
-        match walked {
-            Some(n) => {
-                self.lines = lines + n;
-                self.fast_lines += n;
+        let Some(n) = walked else {
+            self.cands = cands;
+            return false;
+        };
+        // The few lines that may be wanted: their slots and names are
+        // fetched for all of them at once, not one cache miss after the
+        // other.
+        let mask = self.slots.len() - 1;
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        found.extend(cands.iter().map(|&(_, name, len)| {
+            let h = hash(&text[name..name + len]);
+            crate::bytes::prefetch(&self.slots[(h as usize) & mask]);
+            h
+        }));
+        for &h in &found {
+            let slot = self.slots[(h as usize) & mask];
+            if let Some(b) = self.names.get(slot.at as usize) {
+                crate::bytes::prefetch(b);
             }
-            None => self.hits.truncate(kept),
         }
-        walked.is_some()
+        let kept = self.hits.len();
+        let mut ok = true;
+        for (&(start, name, len), &h) in cands.iter().zip(&found) {
+            let Some(i) = self.find(h, &text[name..name + len]) else {
+                continue;
+            };
+            match parse_at(text, start, Format::Kallsyms) {
+                Ok((line, _)) => ok &= self.keep(&line, Some(i), Format::Kallsyms),
+                Err(_) => ok = false,
+            }
+            if !ok {
+                break;
+            }
+        }
+        self.cands = cands;
+        self.found = found;
+        if !ok {
+            self.hits.truncate(kept);
+            return false;
+        }
+        self.lines += n;
+        self.fast_lines += n;
+        true
     }
 
     /// [`Matcher::feed`] line by line, for any text.
@@ -537,16 +573,34 @@ fn read_some(file: &mut impl Read, buf: &mut [u8], shown: &str) -> Result<usize>
 /// (`KSYM_ERR_INVALID`, naming it), as do I/O errors, a malformed line and a
 /// restricted file.
 pub fn resolve(source: &Source, queries: &[&[u8]]) -> Result<(Vec<Answer>, PassStats)> {
-    let parsed: Vec<Query<'_>> = queries
+    resolve_parsed(source, &parse_queries(queries)?)
+}
+
+/// Parses queries for [`resolve_parsed`] and [`resolve_each`]; a malformed
+/// one is `KSYM_ERR_INVALID`, naming it and its index.
+pub fn parse_queries<'q>(queries: &[&'q [u8]]) -> Result<Vec<Query<'q>>> {
+    queries
         .iter()
         .enumerate()
         .map(|(i, q)| Query::parse(q).map_err(|e| e.context(format!("query {i}"))))
-        .collect::<Result<_>>()?;
-    resolve_parsed(source, &parsed)
+        .collect()
 }
 
 /// [`resolve`] for parsed queries.
 pub fn resolve_parsed(source: &Source, queries: &[Query<'_>]) -> Result<(Vec<Answer>, PassStats)> {
+    let mut answers = Vec::with_capacity(queries.len());
+    let stats = resolve_each(source, queries, |_, a| answers.push(a))?;
+    Ok((answers, stats))
+}
+
+/// [`resolve_parsed`] handing each answer to `each` (with the query's
+/// index), in order, once the pass has succeeded: nothing is handed over
+/// when the call fails.
+pub fn resolve_each(
+    source: &Source,
+    queries: &[Query<'_>],
+    mut each: impl FnMut(usize, Answer),
+) -> Result<PassStats> {
     let path = source
         .kallsyms_path
         .clone()
@@ -590,20 +644,15 @@ pub fn resolve_parsed(source: &Source, queries: &[Query<'_>]) -> Result<(Vec<Ans
     }
     m.finish();
     let attribution = ranges.as_ref().map(|r| Attribution::new(r, &m));
-    let answers = queries
-        .iter()
-        .zip(&m.index_of)
-        .map(|(q, &i)| answer(q, m.hits_at(i), attribution.as_ref()))
-        .collect();
-    Ok((
-        answers,
-        PassStats {
-            bytes,
-            lines: m.lines,
-            fast_lines: m.fast_lines,
-            stopped_early: m.stopped_early,
-        },
-    ))
+    for (k, (q, &i)) in queries.iter().zip(&m.index_of).enumerate() {
+        each(k, answer(q, m.hits_at(i), attribution.as_ref()));
+    }
+    Ok(PassStats {
+        bytes,
+        lines: m.lines,
+        fast_lines: m.fast_lines,
+        stopped_early: m.stopped_early,
+    })
 }
 
 /// Built-in ranges with their bases, from the anchors found in the pass.
@@ -844,6 +893,21 @@ mod tests {
         assert_eq!((m.hits.len(), m.fast_lines, m.lines), (2, 51, 105));
         m.finish();
         assert_eq!(m.hits_of(b"want").count(), 2);
+    }
+
+    #[test]
+    fn a_bad_line_that_is_wanted_is_reported() {
+        // The fast walk takes the shape; the wanted line's address is not
+        // hex: parsed whole, it fails the call, with its line number.
+        let mut m = Matcher::new([&b"want"[..]].into_iter(), false, "k".into());
+        let mut text = b"ffffffff81000000 T _text\n".to_vec();
+        for i in 0..50 {
+            text.extend_from_slice(format!("ffffffff81001{i:03x} t other_{i}\n").as_bytes());
+        }
+        text.extend_from_slice(b"ffffffffg1000000 T want\n");
+        let e = m.feed(&text).unwrap_err();
+        assert_eq!(e.code(), FORMAT);
+        assert!(e.message().starts_with("k:52: malformed line"), "{e}");
     }
 
     #[test]
