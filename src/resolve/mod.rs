@@ -361,13 +361,14 @@ impl Matcher {
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut cands = std::mem::take(&mut self.cands);
         cands.clear();
+        let filter = &self.filter;
         let walked = walk_usual(text, &mut scratch, |start, name, len, module| {
             if module && core_only {
                 // Parsed by feed_lines, where it ends the pass.
                 return false;
             }
             let k = quick_key_at(text, name, len);
-            if self.filter.may_hold::<TWO>(k) {
+            if filter.may_hold::<TWO>(k) {
                 cands.push((start, name, len));
             }
             true
