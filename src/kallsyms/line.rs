@@ -745,6 +745,18 @@ mod tests {
 
     /// What [`walk_usual`] gives for `buf`: each line's (start, name,
     /// module), or `None`.
+    /// Lines of shapes neither walk takes (parse_at refuses most).
+    const ODD_LINES: &[&[u8]] = &[
+        b"ffffffff81000000 T x y\n",
+        b"ffffffff81000000 T \n",
+        b"ffffffff81000000 TT z\n",
+        b" ffffffff81000000 T z\n",
+        b"\n",
+        b"ffffffff81000000 T ctl\x01name\n",
+        b"ffffffff81000000\n",
+        b"ffffffff81000000 T z\t[m] [n]\n",
+    ];
+
     type Walker<'a> = dyn Fn(&mut Vec<u32>, &mut dyn FnMut(usize, usize, usize, bool) -> bool) -> Option<usize>
         + 'a;
 
@@ -792,22 +804,14 @@ mod tests {
         // and no harm done.
         assert!(walk_fast(&[b'\n'; 3000]).is_none());
         // Any other shape, anywhere: not walked.
-        let odd: &[&[u8]] = &[
-            b"ffffffff81000000 T x y\n",
-            b"ffffffff81000000 T \n",
-            b"ffffffff81000000 TT z\n",
-            b" ffffffff81000000 T z\n",
-            b"\n",
-            b"ffffffff81000000 T ctl\x01name\n",
-            b"ffffffff81000000\n",
-            b"ffffffff81000000 T z\t[m] [n]\n",
+        let more: &[&[u8]] = &[
             b"ffffffff81000000 T z\t\t[m]\n",
             b"ffffffff81000000 T\tz\n",
             b"ffff\x01fff81000000 T z\n",
             b"c0001000 t c\n",
             b"ffffffff81000000 T \x7fz]\n",
         ];
-        for o in odd {
+        for o in ODD_LINES.iter().chain(more) {
             for at in [0, 100, buf.len()] {
                 let mut b = buf[..at].to_vec();
                 let at = b.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
@@ -848,20 +852,12 @@ mod tests {
             }
         }
         // Not the usual shape: left to parse_at, which refuses or accepts.
-        let odd: &[&[u8]] = &[
-            b"ffffffff81000000 T x y\n",
-            b"ffffffff81000000 T \n",
-            b"ffffffff81000000 TT z\n",
-            b" ffffffff81000000 T z\n",
-            b"\n",
-            b"ffffffff81000000 T ctl\x01name\n",
-            b"ffffffff81000000\n",
-            b"ffffffff81000000 T z\t[m] [n]\n",
+        let more: &[&[u8]] = &[
             b"ffffffff81000000 T\tz\n",
             b"not a line\n",
             b"1234567 t short\n",
         ];
-        for o in odd {
+        for o in ODD_LINES.iter().chain(more) {
             let mut b = b"ffffffff81000000 T before\n".to_vec();
             let at = b.len();
             b.extend_from_slice(o);

@@ -877,13 +877,19 @@ mod tests {
         assert_eq!(got, long);
     }
 
-    #[test]
-    fn a_chunk_walked_twice_keeps_its_hits_once() {
-        let mut m = Matcher::new([&b"want"[..]].into_iter(), false, "test".into());
-        let mut text = b"ffffffff81000000 T _text\nffffffff81000010 t want\n".to_vec();
+    /// `first` and then 50 lines of other names.
+    fn text_with(first: &[u8]) -> Vec<u8> {
+        let mut text = first.to_vec();
         for i in 0..50 {
             text.extend_from_slice(format!("ffffffff81001{i:03x} t other_{i}\n").as_bytes());
         }
+        text
+    }
+
+    #[test]
+    fn a_chunk_walked_twice_keeps_its_hits_once() {
+        let mut m = Matcher::new([&b"want"[..]].into_iter(), false, "test".into());
+        let mut text = text_with(b"ffffffff81000000 T _text\nffffffff81000010 t want\n");
         // Walked the fast way: one hit.
         assert!(m.feed(&text).unwrap());
         assert_eq!((m.hits.len(), m.fast_lines, m.lines), (1, 51, 52));
@@ -901,10 +907,7 @@ mod tests {
         // The fast walk takes the shape; the wanted line's address is not
         // hex: parsed whole, it fails the call, with its line number.
         let mut m = Matcher::new([&b"want"[..]].into_iter(), false, "k".into());
-        let mut text = b"ffffffff81000000 T _text\n".to_vec();
-        for i in 0..50 {
-            text.extend_from_slice(format!("ffffffff81001{i:03x} t other_{i}\n").as_bytes());
-        }
+        let mut text = text_with(b"ffffffff81000000 T _text\n");
         text.extend_from_slice(b"ffffffffg1000000 T want\n");
         let e = m.feed(&text).unwrap_err();
         assert_eq!(e.code(), FORMAT);
