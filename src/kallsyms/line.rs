@@ -714,7 +714,7 @@ mod tests {
         }
     }
 
-    /// Walks `buf` with [`Lines`] as a streaming pass does, checking every
+    /// Walks `buf` with [`walk_lines`] as a streaming pass does, checking every
     /// name it gives against [`parse_at`]; returns what parse_at said of
     /// the lines the walk left to it.
     fn walk(buf: &[u8], format: Format) -> Vec<Result<usize, &'static str>> {
@@ -743,8 +743,6 @@ mod tests {
         left
     }
 
-    /// What [`walk_usual`] gives for `buf`: each line's (start, name,
-    /// module), or `None`.
     /// Lines of shapes neither walk takes (parse_at refuses most).
     const ODD_LINES: &[&[u8]] = &[
         b"ffffffff81000000 T x y\n",
@@ -760,8 +758,9 @@ mod tests {
     type Walker<'a> = dyn Fn(&mut Vec<u32>, &mut dyn FnMut(usize, usize, usize, bool) -> bool) -> Option<usize>
         + 'a;
 
-    /// Checks that every way of walking (the baseline masks, AVX2 where
-    /// the CPU has it) gives the same.
+    /// What [`walk_usual`] gives for `buf`: each line's (start, name,
+    /// module), or `None`; checks that every way of walking (the baseline
+    /// masks, AVX2 where the CPU has it) gives the same.
     fn walk_fast(buf: &[u8]) -> Option<Vec<(usize, &[u8], bool)>> {
         let walk = |how: &Walker| {
             let mut got = Vec::new();

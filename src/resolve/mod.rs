@@ -138,7 +138,16 @@ impl Filter {
         self.words[w] |= bits;
     }
 
-    /// Whether `k` may be held, for a filter with `TWO == self.two`.
+    /// Whether `k` may be held.
+    fn holds(&self, k: u64) -> bool {
+        match self.two {
+            true => self.may_hold::<true>(k),
+            false => self.may_hold::<false>(k),
+        }
+    }
+
+    /// [`Filter::holds`] for a filter with `TWO == self.two`, for loops
+    /// compiled for one kind.
     #[inline(always)]
     fn may_hold<const TWO: bool>(&self, k: u64) -> bool {
         let (w, bits) = Filter::place::<TWO>(k);
@@ -186,7 +195,9 @@ struct Slot {
 ///
 /// Laid out for the lines that pass the filter, which come between the
 /// kernel's reads and find little in the cache: a slot, then the name's
-/// bytes with its index just before them, then an append to `hits`.
+/// bytes with its index just before them, then an append to `hits`; the
+/// fast walk looks up the candidates of a read together, their slots and
+/// then their names prefetched.
 struct Matcher {
     /// Each distinct wanted name as its index (u32, little-endian) and
     /// its bytes, one after the other.
@@ -432,11 +443,7 @@ impl Matcher {
                 if !(module_line && self.core_only) {
                     let k = quick_key_at(text, start, len);
                     let name = &text[start..start + len];
-                    let may = match self.filter.two {
-                        true => self.filter.may_hold::<true>(k),
-                        false => self.filter.may_hold::<false>(k),
-                    };
-                    known = match may {
+                    known = match self.filter.holds(k) {
                         false => None,
                         true => self.find(hash(name), name),
                     };
@@ -920,10 +927,7 @@ mod tests {
             let names: Vec<String> = (0..n).map(|i| format!("wanted_symbol_{i}")).collect();
             let m = Matcher::new(names.iter().map(|s| s.as_bytes()), false, "test".into());
             assert_eq!(m.filter.two, n >= TWO_BITS_FROM);
-            let holds = |name: &str| match m.filter.two {
-                true => m.filter.may_hold::<true>(quick_key(name.as_bytes())),
-                false => m.filter.may_hold::<false>(quick_key(name.as_bytes())),
-            };
+            let holds = |name: &str| m.filter.holds(quick_key(name.as_bytes()));
             assert!(names.iter().all(|s| holds(s)), "{n}");
             let others = (0..100_000)
                 .filter(|i| holds(&format!("other_symbol_{i}")))
