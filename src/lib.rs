@@ -3,7 +3,9 @@
 //!
 //! The core (`kallsyms`, `modules`, `query`, `resolve`, `bpf`) is safe Rust
 //! and never sees a raw pointer; the `ffi` module alone converts pointers,
-//! catches panics and records the thread-local error.
+//! catches panics and records the thread-local error. Two small private
+//! modules wrap what safe Rust cannot say: `sys` (advice to the kernel on
+//! huge pages) and `bytes` (vector compares, with run-time CPU detection).
 
 #![forbid(unsafe_op_in_unsafe_fn)]
 
