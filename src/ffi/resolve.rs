@@ -36,21 +36,25 @@ unsafe fn query_list<'a>(queries: *const *const c_char, n: usize) -> Result<Vec<
         .collect()
 }
 
-/// Writes the answers to the caller's arrays; returns how many resolved.
-unsafe fn write_answers(answers: &[(u64, i32)], addrs: *mut u64, errs: *mut c_int) -> c_int {
-    for (i, &(a, e)) in answers.iter().enumerate() {
-        // SAFETY: the caller's arrays hold `n` elements.
-        unsafe {
-            addrs.add(i).write(a);
-            errs.add(i).write(e);
-        }
+/// The caller's answer arrays of `n` elements each (checked non-NULL when
+/// `n > 0`).
+unsafe fn answer_arrays<'a>(
+    addrs: *mut u64,
+    errs: *mut c_int,
+    n: usize,
+) -> Result<(&'a mut [u64], &'a mut [c_int])> {
+    if n == 0 {
+        return Ok((&mut [], &mut []));
     }
-    answers
-        .iter()
-        .filter(|a| a.1 == 0)
-        .count()
-        .try_into()
-        .unwrap_or(c_int::MAX)
+    non_null(addrs, "addrs")?;
+    non_null(errs, "errs")?;
+    // SAFETY: non-NULL, and the caller's arrays hold `n` elements each.
+    Ok(unsafe {
+        (
+            std::slice::from_raw_parts_mut(addrs, n),
+            std::slice::from_raw_parts_mut(errs, n),
+        )
+    })
 }
 
 /// One streaming pass over `kallsyms_path` (NULL: /proc/kallsyms, with
@@ -71,10 +75,8 @@ pub unsafe extern "C" fn ksym_resolve(
     int_call(|| {
         // SAFETY: per the contract.
         let qs = unsafe { query_list(queries, n) }?;
-        if n > 0 {
-            non_null(addrs, "addrs")?;
-            non_null(errs, "errs")?;
-        }
+        // SAFETY: per the contract.
+        let (addrs, errs) = unsafe { answer_arrays(addrs, errs, n) }?;
         // SAFETY: NULL or a NUL-terminated path.
         let path = unsafe { c_path(kallsyms_path) };
         let source = match path {
@@ -84,21 +86,8 @@ pub unsafe extern "C" fn ksym_resolve(
                 builtin_ranges: None,
             },
         };
-        let parsed = parse_queries(&qs)?;
-        if n == 0 {
-            resolve_each(&source, &parsed, |_, _| {})?;
-            return Ok(0);
-        }
-        // SAFETY: checked non-NULL above; the caller's arrays hold `n`
-        // elements each.
-        let (addrs, errs) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(addrs, n),
-                std::slice::from_raw_parts_mut(errs, n),
-            )
-        };
         let mut resolved = 0;
-        resolve_each(&source, &parsed, |i, a| {
+        resolve_each(&source, &parse_queries(&qs)?, |i, a| {
             addrs[i] = a.addr;
             errs[i] = a.err;
             resolved += c_int::from(a.err == 0);
@@ -156,13 +145,15 @@ pub unsafe extern "C" fn ksym_cache_resolve(
         // SAFETY: per the contract.
         let c = unsafe { cache_ref(cache) }?;
         let qs = unsafe { query_list(queries, n) }?;
-        if n > 0 {
-            non_null(addrs, "addrs")?;
-            non_null(errs, "errs")?;
+        // SAFETY: per the contract.
+        let (addrs, errs) = unsafe { answer_arrays(addrs, errs, n) }?;
+        let mut resolved = 0;
+        for (i, (addr, err)) in c.cache.resolve(&qs)?.into_iter().enumerate() {
+            addrs[i] = addr;
+            errs[i] = err;
+            resolved += c_int::from(err == 0);
         }
-        let answers = c.cache.resolve(&qs)?;
-        // SAFETY: checked non-NULL above; `n` elements each.
-        Ok(unsafe { write_answers(&answers, addrs, errs) })
+        Ok(resolved)
     })
 }
 

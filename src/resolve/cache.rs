@@ -27,7 +27,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::{resolve_parsed, Answer, Source};
+use super::{parse_queries, resolve_parsed, Answer, Source};
 use crate::error::{Error, Result};
 use crate::kallsyms::hash::hash;
 use crate::modules::is_pseudo_module;
@@ -143,11 +143,7 @@ impl Cache {
     /// Answers every query (same contract as [`super::resolve`]): cached
     /// answers cost no read of kallsyms; all misses are resolved in one pass.
     pub fn resolve(&self, queries: &[&[u8]]) -> Result<Vec<(u64, i32)>> {
-        let parsed: Vec<Query<'_>> = queries
-            .iter()
-            .enumerate()
-            .map(|(i, q)| Query::parse(q).map_err(|e| e.context(format!("query {i}"))))
-            .collect::<Result<_>>()?;
+        let parsed = parse_queries(queries)?;
         let snapshot = if parsed.iter().any(|q| !q.is_vmlinux()) {
             Some(self.read_modules()?)
         } else {
