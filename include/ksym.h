@@ -354,7 +354,8 @@ struct ksym_symbol {
      */
     char type;
     /**
-     * KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or kallmodsyms).
+     * KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or
+     * kallmodsyms).
      */
     unsigned int flags;
 };
@@ -441,31 +442,54 @@ const char *ksym_version(void);
  * NULL on failure: KSYM_ERR_FORMAT for malformed input (the message says
  * what and where), KSYM_ERR_UNSUPPORTED for what libksym does not handle
  * yet (kfunc calls, typed ksyms, .kconfig externs, legacy maps...).
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string.
  */
 struct ksym_bpf_object *ksym_bpf_object_open(const char *path);
 
 /**
  * Opens an object from `len` bytes in memory (copied: the buffer is not kept).
+ *
+ * # Safety
+ * `buf` is NULL or readable for `len` bytes.
  */
 struct ksym_bpf_object *ksym_bpf_object_open_mem(const void *buf, size_t len);
 
 /**
  * Frees an object (NULL is a no-op).
+ *
+ * # Safety
+ * `obj` is NULL or a handle from `ksym_bpf_object_open*`, not freed already; it is not used
+ * afterwards.
  */
 void ksym_bpf_object_free(struct ksym_bpf_object *obj);
 
 /**
  * The contents of the "license" section ("" when there is none).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 const char *ksym_bpf_object_license(const struct ksym_bpf_object *obj);
 
 /**
  * Number of programs, aliases included.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 size_t ksym_bpf_object_program_count(const struct ksym_bpf_object *obj);
 
 /**
  * Describes program `prog` (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_bpf_program_info(const struct ksym_bpf_object *obj,
                           size_t prog,
@@ -473,37 +497,69 @@ int ksym_bpf_program_info(const struct ksym_bpf_object *obj,
 
 /**
  * Finds a program by (symbol) name.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `name` is NULL or a NUL-terminated string; `prog` is NULL or points to a writable `size_t`.
  */
 int ksym_bpf_object_find_program(const struct ksym_bpf_object *obj, const char *name, size_t *prog);
 
 /**
  * Number of maps: `.maps` variables, then data sections.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 size_t ksym_bpf_object_map_count(const struct ksym_bpf_object *obj);
 
 /**
  * Describes map `map` (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_bpf_map_info(const struct ksym_bpf_object *obj, size_t map, struct ksym_bpf_map_info *out);
 
 /**
  * Finds a map by name.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `name` is NULL or a NUL-terminated string; `map` is NULL or points to a writable `size_t`.
  */
 int ksym_bpf_object_find_map(const struct ksym_bpf_object *obj, const char *name, size_t *map);
 
 /**
  * Gives map `map` the fd of the kernel map created for it (used by
  * ksym_bpf_object_relocate; libksym does not own or close it).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 int ksym_bpf_object_set_map_fd(struct ksym_bpf_object *obj, size_t map, int fd);
 
 /**
  * Number of untyped `__ksym` externs.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 size_t ksym_bpf_object_extern_count(const struct ksym_bpf_object *obj);
 
 /**
  * Describes extern `ext` (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_bpf_extern_info(const struct ksym_bpf_object *obj,
                          size_t ext,
@@ -515,16 +571,31 @@ int ksym_bpf_extern_info(const struct ksym_bpf_object *obj,
  * extern not found is KSYM_ERR_NOT_FOUND (the message names it, with near
  * matches); a weak one gets 0; an ambiguous one is KSYM_ERR_AMBIGUOUS; a
  * restricted kallsyms is KSYM_ERR_RESTRICTED unless every extern is weak.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `cache` is NULL or a live handle from `ksym_cache_new` (which any thread may use at the same
+ * time).
  */
 int ksym_bpf_object_resolve_ksyms(struct ksym_bpf_object *obj, struct ksym_cache *cache);
 
 /**
  * Number of relocations of a program (an alias reports its target's).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 size_t ksym_bpf_program_reloc_count(const struct ksym_bpf_object *obj, size_t prog);
 
 /**
  * Relocation `i` of a program, in final instruction indices (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_bpf_program_reloc(const struct ksym_bpf_object *obj,
                            size_t prog,
@@ -537,6 +608,10 @@ int ksym_bpf_program_reloc(const struct ksym_bpf_object *obj,
  * every map a program uses (KSYM_ERR_INVALID naming it otherwise) and, if
  * a program uses externs, ksym_bpf_object_resolve_ksyms first. A program
  * with CO-RE relocations is KSYM_ERR_UNSUPPORTED. Can be called again.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
  */
 int ksym_bpf_object_relocate(struct ksym_bpf_object *obj);
 
@@ -544,6 +619,11 @@ int ksym_bpf_object_relocate(struct ksym_bpf_object *obj);
  * After relocate: the final instructions of a program and their count. An
  * alias returns the very same pointer as the program it aliases: one copy,
  * however many aliases. NULL with KSYM_ERR_INVALID before relocate.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `insn_cnt` is NULL or points to a writable `size_t`.
  */
 const struct ksym_bpf_insn *ksym_bpf_program_insns(const struct ksym_bpf_object *obj,
                                                    size_t prog,
@@ -554,6 +634,11 @@ const struct ksym_bpf_insn *ksym_bpf_program_insns(const struct ksym_bpf_object 
  * offsets filled in from the ELF, extern VARs/FUNCs the kernel refuses
  * rewritten, as libbpf does). NULL with KSYM_ERR_NOT_FOUND when the object
  * has no BTF.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `size` is NULL or points to a writable `size_t`.
  */
 const void *ksym_bpf_object_btf(const struct ksym_bpf_object *obj, size_t *size);
 
@@ -562,6 +647,11 @@ const void *ksym_bpf_object_btf(const struct ksym_bpf_object *obj, size_t *size)
  * bpf_func_info: insn_off in final instruction indices, type_id), ready
  * for BPF_PROG_LOAD. An alias gets its target's. NULL with
  * KSYM_ERR_NOT_FOUND when the object has no BTF.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `rec_size` and `cnt` are NULL or point to a writable `size_t` each.
  */
 const void *ksym_bpf_program_func_info(const struct ksym_bpf_object *obj,
                                        size_t prog,
@@ -571,6 +661,11 @@ const void *ksym_bpf_program_func_info(const struct ksym_bpf_object *obj,
 /**
  * The line_info records of a program's final instructions (struct
  * bpf_line_info), as for func_info.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `rec_size` and `cnt` are NULL or point to a writable `size_t` each.
  */
 const void *ksym_bpf_program_line_info(const struct ksym_bpf_object *obj,
                                        size_t prog,
@@ -604,6 +699,11 @@ const char *ksym_strerror(int err);
  * not found gets address 0, an ambiguous one the lowest address. Returns
  * the number of queries resolved, or a negative code when the whole call
  * failed (I/O, restricted, malformed file, malformed query).
+ *
+ * # Safety
+ * `kallsyms_path` is NULL or a NUL-terminated string; `queries` is NULL or points to `n`
+ * pointers, each NULL or a NUL-terminated string; `addrs` and `errs` are NULL or point to `n`
+ * writable elements each.
  */
 int ksym_resolve(const char *kallsyms_path,
                  const char *const *queries,
@@ -615,11 +715,19 @@ int ksym_resolve(const char *kallsyms_path,
  * A cache reading what `opts` names (NULL: defaults): kallsyms_path,
  * builtin_ranges_path and modules_path (what it watches to notice module
  * changes); vmlinux_path is not used. Reads nothing until the first call.
+ *
+ * # Safety
+ * `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
+ * strings are NULL or NUL-terminated.
  */
 struct ksym_cache *ksym_cache_new(const struct ksym_table_opts *opts);
 
 /**
  * Frees a cache (NULL is a no-op).
+ *
+ * # Safety
+ * `cache` is NULL or a handle from `ksym_cache_new`, not freed already; it is not used
+ * afterwards.
  */
 void ksym_cache_free(struct ksym_cache *cache);
 
@@ -628,6 +736,11 @@ void ksym_cache_free(struct ksym_cache *cache);
  * kallsyms; the misses of one call are resolved in one pass; only
  * requested names are kept, and only as long as the modules they depend on
  * do not change (checked against /proc/modules on each call).
+ *
+ * # Safety
+ * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+ * `queries` is NULL or points to `n` pointers, each NULL or a NUL-terminated string; `addrs`
+ * and `errs` are NULL or point to `n` writable elements each.
  */
 int ksym_cache_resolve(struct ksym_cache *cache,
                        const char *const *queries,
@@ -637,11 +750,18 @@ int ksym_cache_resolve(struct ksym_cache *cache,
 
 /**
  * Drops every cached answer (NULL is a no-op).
+ *
+ * # Safety
+ * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
  */
 void ksym_cache_invalidate(struct ksym_cache *cache);
 
 /**
  * Fills `out` (set out->sz first) with the cache's counters.
+ *
+ * # Safety
+ * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_cache_stats(const struct ksym_cache *cache, struct ksym_cache_stats *out);
 
@@ -650,12 +770,20 @@ int ksym_cache_stats(const struct ksym_cache *cache, struct ksym_cache_stats *ou
  * ksym_last_error): KSYM_ERR_RESTRICTED when addresses are hidden,
  * KSYM_ERR_FORMAT for a malformed line (the message names it), a negative
  * errno for I/O.
+ *
+ * # Safety
+ * `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
+ * strings are NULL or NUL-terminated.
  */
 struct ksym_table *ksym_table_open(const struct ksym_table_opts *opts);
 
 /**
  * Indexes a copy of `len` bytes of kallsyms (or kallmodsyms) text. The
  * caller's buffer is not kept. opts->kallsyms_path is ignored.
+ *
+ * # Safety
+ * `buf` is NULL or readable for `len` bytes; `opts` is NULL or points to a `struct
+ * ksym_table_opts` of at least `opts->sz` bytes whose strings are NULL or NUL-terminated.
  */
 struct ksym_table *ksym_table_from_buffer(const char *buf,
                                           size_t len,
@@ -663,11 +791,19 @@ struct ksym_table *ksym_table_from_buffer(const char *buf,
 
 /**
  * Frees a table (NULL is a no-op). Strings it returned become invalid.
+ *
+ * # Safety
+ * `table` is NULL or a handle from `ksym_table_open` or `ksym_table_from_buffer`, not freed
+ * already; it is not used afterwards.
  */
 void ksym_table_free(struct ksym_table *table);
 
 /**
  * Number of symbols (lines of the file). 0 for NULL.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
  */
 size_t ksym_table_count(const struct ksym_table *table);
 
@@ -677,6 +813,12 @@ size_t ksym_table_count(const struct ksym_table *table);
  * order); KSYM_ERR_AMBIGUOUS: matches at different addresses (out = the one
  * at the lowest address); KSYM_ERR_NOT_FOUND (the message lists near
  * matches); KSYM_ERR_INVALID for a malformed query.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `query` is NULL or a NUL-terminated string; `out` is NULL or points to a writable `struct
+ * ksym_symbol`.
  */
 int ksym_lookup(const struct ksym_table *table, const char *query, struct ksym_symbol *out);
 
@@ -684,6 +826,12 @@ int ksym_lookup(const struct ksym_table *table, const char *query, struct ksym_s
  * Writes up to `cap` matches (ordered by address) and returns the total
  * number of matches, which may exceed `cap`; 0 when none. `out` may be NULL
  * when `cap` is 0. Identical duplicate lines count once.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `query` is NULL or a NUL-terminated string; `out` is NULL or points to `cap` writable
+ * `struct ksym_symbol`.
  */
 int ksym_lookup_all(const struct ksym_table *table,
                     const char *query,
@@ -696,6 +844,12 @@ int ksym_lookup_all(const struct ksym_table *table,
  * a region (module, pseudo-module, core image) and, with exact sizes, in a
  * gap between symbols. Among several names at one address: global before
  * local, then not `__pfx_`, then kernel order.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `out` is NULL or points to a writable `struct ksym_symbol`; `offset` is NULL or points to a
+ * writable `uint64_t`.
  */
 int ksym_symbolize(const struct ksym_table *table,
                    uint64_t addr,
@@ -707,6 +861,12 @@ int ksym_symbolize(const struct ksym_table *table,
  * "modglob`glob", with * ? [...]), absolute symbols first, then in address
  * order. Stops early and returns cb's value when cb returns non-zero;
  * returns 0 after the last one.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `pattern` is NULL or a NUL-terminated string; `cb`, if not NULL, may be called with `ctx`
+ * and a symbol valid during the call.
  */
 int ksym_foreach_match(const struct ksym_table *table,
                        const char *pattern,
@@ -715,27 +875,49 @@ int ksym_foreach_match(const struct ksym_table *table,
 
 /**
  * Fills `out` (set out->sz first) with counts, memory and timings.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_table_stats(const struct ksym_table *table, struct ksym_table_stats *out);
 
 /**
  * Number of modules of a table, `vmlinux` included (it is module 0).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
  */
 size_t ksym_table_module_count(const struct ksym_table *table);
 
 /**
  * Describes module `i` (0 is vmlinux, then in order of appearance).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_table_module(const struct ksym_table *table, size_t i, struct ksym_module_info *out);
 
 /**
  * Number of diagnostics: notes about the table that were not errors (a
  * built-in ranges section skipped because its anchor is missing, ...).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
  */
 size_t ksym_table_diagnostic_count(const struct ksym_table *table);
 
 /**
  * Diagnostic `i`, borrowed from the table; NULL when out of range.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
  */
 const char *ksym_table_diagnostic(const struct ksym_table *table, size_t i);
 

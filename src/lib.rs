@@ -1,26 +1,40 @@
 //! libksym: kernel symbol lookup, `module`symbol` resolution and alias-aware
 //! relocation of BPF ELF objects, with a C ABI (`include/ksym.h`).
 //!
-//! The core (`kallsyms`, `modules`, `query`, `resolve`, `bpf`) is safe Rust
-//! and never sees a raw pointer; the `ffi` module alone converts pointers,
-//! catches panics and records the thread-local error. Two small private
-//! modules wrap what safe Rust cannot say: `sys` (advice to the kernel on
-//! huge pages) and `bytes` (vector compares, with run-time CPU detection).
+//! The layers, each importing only the ones above it in this list:
+//!
+//! - [`error`], [`cname`]: the error type and the borrowed C name.
+//! - [`base`]: shared low-level pieces: reading files, the name hash and
+//!   index, vector byte masks, advice to the kernel.
+//! - [`formats`]: the files libksym reads, parsed without copying:
+//!   kallsyms and kallmodsyms lines, `modules.builtin.ranges`, vmlinux
+//!   symbol sizes, /proc/modules.
+//! - [`rules`]: what a query means and how it is answered, in one place:
+//!   the grammar, module ownership and attribution, the match and
+//!   ambiguity decision, the restricted check, near-match suggestions.
+//! - The consumers: [`table`] (the indexed symbol table), [`resolve`]
+//!   (one streaming pass, and the pull-through cache), [`bpf`] (BPF ELF
+//!   objects, which resolve their externs through `resolve`).
+//! - `ffi`: the C ABI, on top of everything; the only layer that sees raw
+//!   pointers.
+//!
+//! The core is safe Rust: two small private modules of `base` wrap what
+//! safe Rust cannot say: `sys` (advice to the kernel on huge pages) and
+//! `bytes` (vector compares, with run-time CPU detection).
 
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod base;
 pub mod bpf;
-mod bytes;
 pub mod cname;
 pub mod error;
-pub mod kallsyms;
-pub mod modules;
-pub mod query;
+pub mod formats;
 pub mod resolve;
-mod sys;
+pub mod rules;
+pub mod table;
 
 #[doc(hidden)]
 pub mod ffi;
 
 pub use error::{Error, Result};
-pub use kallsyms::{Lookup, Options, Symbol, Table};
+pub use table::{Lookup, Options, Symbol, Table};

@@ -10,9 +10,9 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use ksym::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND};
-use ksym::kallsyms::{SYM_BUILTIN, SYM_SIZE_EXACT};
-use ksym::modules::ModuleKind;
-use ksym::query::normalize_module;
+use ksym::rules::modules::ModuleKind;
+use ksym::rules::query::normalize_module;
+use ksym::table::{SYM_BUILTIN, SYM_SIZE_EXACT};
 use ksym::{Lookup, Options, Symbol, Table};
 
 fn fixture(name: &str) -> PathBuf {
@@ -454,7 +454,10 @@ fn kallmodsyms_names_builtin_modules_and_exact_sizes() {
         ..Default::default()
     })
     .unwrap();
-    assert_eq!(t.info().format, ksym::kallsyms::line::Format::Kallmodsyms);
+    assert_eq!(
+        t.info().format,
+        ksym::formats::kallsyms::Format::Kallmodsyms
+    );
     assert!(
         t.info().diagnostics.iter().any(|d| d.contains("not used")),
         "{:?}",
@@ -513,7 +516,7 @@ fn vmlinux_elf_gives_exact_sizes() {
         },
     )
     .unwrap();
-    assert_eq!(t.info().size_source, ksym::kallsyms::SizeSource::Vmlinux);
+    assert_eq!(t.info().size_source, ksym::table::SizeSource::Vmlinux);
     let s = found(&t, "vmlinux`schedule");
     assert_eq!(
         (s.addr, s.size, s.flags),

@@ -457,3 +457,73 @@ fn concurrent_resolves_and_invalidations_never_see_a_wrong_answer() {
     let s = cache.stats();
     eprintln!("{s:?}, {} answers checked", checked.load(Ordering::Relaxed));
 }
+
+/// A strong extern not found gets its near matches from one more pass
+/// (`not_found_error`), without a table: the message must be the table's,
+/// word for word, built-in ranges included.
+#[test]
+fn near_matches_from_a_pass_are_the_tables() {
+    let (_dir, path) = common::data_file("linux-6.12-cloud/kallsyms");
+    let ranges = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/linux-6.12-cloud/modules.builtin.ranges");
+    for ranges in [None, Some(ranges)] {
+        let t = Table::open(&Options {
+            kallsyms_path: Some(path.clone()),
+            builtin_ranges_path: Some(ranges.clone().unwrap_or_default()),
+            ..Default::default()
+        })
+        .unwrap();
+        let src = Source {
+            kallsyms_path: Some(path.clone()),
+            builtin_ranges: ranges.clone(),
+        };
+        // Stems of suffixed names, suffixed names that do not exist, names
+        // asked in the wrong module or in one that does not exist.
+        let mut qs: Vec<String> = Vec::new();
+        let mut stems = 0;
+        t.for_each_match(b"*.isra.0", |s| {
+            let n = s.name.to_string();
+            qs.push(n.trim_end_matches(".isra.0").to_string() + ".constprop.9");
+            qs.push(format!("xfs`{}", n.trim_end_matches(".isra.0")));
+            stems += 1;
+            if stems < 40 {
+                std::ops::ControlFlow::Continue(())
+            } else {
+                std::ops::ControlFlow::Break(())
+            }
+        })
+        .unwrap();
+        qs.extend(
+            [
+                "xfs`ext4_file_open",
+                "ext4`xfs_file_open",
+                "jbd2`ext4_file_open",
+                "vmlinux`ext4_file_open",
+                "nf-tables`nft_register_chain_type.cold",
+                "no_such_module`schedule",
+                "schedule.part.0",
+                "nothing_like_it_anywhere",
+            ]
+            .map(String::from),
+        );
+        let (mut with_hints, mut compared) = (0, 0);
+        for q in &qs {
+            let want = match t.lookup(q.as_bytes()) {
+                Err(e) if e.code() == NOT_FOUND => e,
+                // `vmlinux`ext4_file_open` without the ranges.
+                _ => continue,
+            };
+            compared += 1;
+            let parsed = ksym::rules::query::Query::parse(q.as_bytes()).unwrap();
+            let got = ksym::resolve::not_found_error(&src, &parsed).unwrap();
+            assert_eq!(got, want, "{q}");
+            with_hints += usize::from(want.message().contains("did you mean"));
+        }
+        assert!(
+            compared + 1 >= qs.len() && compared >= 80,
+            "{compared} of {}",
+            qs.len()
+        );
+        assert!(with_hints * 10 > compared * 8, "{with_hints} of {compared}");
+    }
+}

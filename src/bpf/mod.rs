@@ -21,10 +21,9 @@ mod reloc;
 use std::ffi::CString;
 
 use crate::error::{Error, Result, AMBIGUOUS, INVALID, NOT_FOUND, RESTRICTED};
-use crate::kallsyms::{Options, Table};
-use crate::query::Query;
 use crate::resolve::cache::Cache;
-use crate::resolve::{resolve_parsed, Source};
+use crate::resolve::{not_found_error, resolve_parsed, Source};
+use crate::rules::query::Query;
 pub use insn::Insn;
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
@@ -320,22 +319,16 @@ impl Object {
                 )))
             }
         };
-        for (x, &(addr, err)) in self.externs.iter().zip(&answers) {
+        for ((x, &(addr, err)), q) in self.externs.iter().zip(&answers).zip(&parsed) {
             let name = x.name.to_string_lossy();
             match err {
                 0 => {}
                 NOT_FOUND if x.weak => {}
                 NOT_FOUND => {
-                    // The near matches need a table: only on this error path.
-                    let hint = Table::open(&Options {
-                        kallsyms_path: source.kallsyms_path.clone(),
-                        builtin_ranges_path: Some(source.builtin_ranges.clone().unwrap_or_default()),
-                        ..Default::default()
-                    })
-                    .ok()
-                    .and_then(|t| t.lookup(x.name.to_bytes()).err())
-                    .map(|e| format!(": {}", e.message()))
-                    .unwrap_or_default();
+                    // The near matches need one more pass: only on this error path.
+                    let hint = not_found_error(source, q)
+                        .map(|e| format!(": {}", e.message()))
+                        .unwrap_or_default();
                     return Err(Error::not_found(format!(
                         "extern `{name}` (strong __ksym) not found{hint}; declare it __weak if it may be absent"
                     )));

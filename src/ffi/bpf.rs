@@ -118,15 +118,24 @@ fn boxed(obj: Object) -> *mut ksym_bpf_object {
     Box::into_raw(Box::new(ksym_bpf_object { obj }))
 }
 
+/// The object behind a handle, or KSYM_ERR_INVALID for NULL.
+///
+/// # Safety
+/// `o` is NULL or a live handle from `ksym_bpf_object_open*` that lives
+/// for `'a`.
 unsafe fn obj_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a Object> {
     non_null(o, "obj")?;
-    // SAFETY: a live handle from ksym_bpf_object_open*.
+    // SAFETY: not NULL, so a live handle (# Safety).
     Ok(unsafe { &(*o).obj })
 }
 
+/// The object behind a handle, for changes, or KSYM_ERR_INVALID for NULL.
+///
+/// # Safety
+/// As [`obj_ref`], and no other thread uses the object meanwhile.
 unsafe fn obj_mut<'a>(o: *mut ksym_bpf_object) -> Result<&'a mut Object> {
     non_null(o, "obj")?;
-    // SAFETY: a live handle, used by one thread at a time (the contract).
+    // SAFETY: not NULL, so a live handle, used by this thread alone (# Safety).
     Ok(unsafe { &mut (*o).obj })
 }
 
@@ -134,17 +143,23 @@ unsafe fn obj_mut<'a>(o: *mut ksym_bpf_object) -> Result<&'a mut Object> {
 /// NULL on failure: KSYM_ERR_FORMAT for malformed input (the message says
 /// what and where), KSYM_ERR_UNSUPPORTED for what libksym does not handle
 /// yet (kfunc calls, typed ksyms, .kconfig externs, legacy maps...).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_open(path: *const c_char) -> *mut ksym_bpf_object {
     ptr_call(|| {
         non_null(path, "path")?;
-        // SAFETY: a NUL-terminated path.
+        // SAFETY: `path` as # Safety says.
         let p = unsafe { c_path(path) }.unwrap_or_default();
         Ok(boxed(Object::open(&p)?))
     })
 }
 
 /// Opens an object from `len` bytes in memory (copied: the buffer is not kept).
+///
+/// # Safety
+/// `buf` is NULL or readable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_open_mem(
     buf: *const c_void,
@@ -152,40 +167,57 @@ pub unsafe extern "C" fn ksym_bpf_object_open_mem(
 ) -> *mut ksym_bpf_object {
     ptr_call(|| {
         non_null(buf, "buf")?;
-        // SAFETY: the caller's buffer holds `len` bytes.
+        // SAFETY: not NULL, so readable for `len` bytes (# Safety).
         let data = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         Ok(boxed(Object::parse(data)?))
     })
 }
 
 /// Frees an object (NULL is a no-op).
+///
+/// # Safety
+/// `obj` is NULL or a handle from `ksym_bpf_object_open*`, not freed already; it is not used
+/// afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_free(obj: *mut ksym_bpf_object) {
     if !obj.is_null() {
-        // SAFETY: a handle from ksym_bpf_object_open*, freed once.
+        // SAFETY: a handle not freed already (# Safety).
         drop(unsafe { Box::from_raw(obj) });
     }
 }
 
 /// The contents of the "license" section ("" when there is none).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_license(obj: *const ksym_bpf_object) -> *const c_char {
     value_call(std::ptr::null(), || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         Ok(unsafe { obj_ref(obj) }?.license().as_ptr())
     })
 }
 
 /// Number of programs, aliases included.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_program_count(obj: *const ksym_bpf_object) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         Ok(unsafe { obj_ref(obj) }?.programs().len())
     })
 }
 
 /// Describes program `prog` (set out->sz first).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_program_info(
     obj: *const ksym_bpf_object,
@@ -193,7 +225,7 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
     out: *mut ksym_bpf_program_info,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         let p = o.program(prog)?;
         let info = ksym_bpf_program_info {
@@ -204,7 +236,7 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
             insn_off: p.insn_off,
             insn_cnt: p.insn_cnt,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
         Ok(0)
     })
@@ -213,8 +245,8 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
 /// `find(obj, name)` written to `out`: the two find_* functions.
 ///
 /// # Safety
-/// `obj` NULL or a live object, `name` NULL or a C string, `out` NULL or
-/// writable.
+/// `obj` is NULL or a live object, `name` NULL or a C string, `out` NULL
+/// or writable.
 unsafe fn find_by_name(
     obj: *const ksym_bpf_object,
     name: *const c_char,
@@ -223,38 +255,52 @@ unsafe fn find_by_name(
     find: fn(&Object, &[u8]) -> Result<usize>,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per this function's contract.
+        // SAFETY: `obj` and `name` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         let n = unsafe { c_bytes(name, "name") }?;
         non_null(out, out_name)?;
         let i = find(o, n)?;
-        // SAFETY: checked non-NULL.
+        // SAFETY: not NULL, so writable (# Safety).
         unsafe { out.write(i) };
         Ok(0)
     })
 }
 
 /// Finds a program by (symbol) name.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `name` is NULL or a NUL-terminated string; `prog` is NULL or points to a writable `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_find_program(
     obj: *const ksym_bpf_object,
     name: *const c_char,
     prog: *mut usize,
 ) -> c_int {
-    // SAFETY: per the contract.
+    // SAFETY: `obj`, `name` and `out` as # Safety says.
     unsafe { find_by_name(obj, name, prog, "prog", Object::find_program) }
 }
 
 /// Number of maps: `.maps` variables, then data sections.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_map_count(obj: *const ksym_bpf_object) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         Ok(unsafe { obj_ref(obj) }?.maps().len())
     })
 }
 
 /// Describes map `map` (set out->sz first).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_map_info(
     obj: *const ksym_bpf_object,
@@ -262,7 +308,7 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
     out: *mut ksym_bpf_map_info,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         let m = o.map(map)?;
         let (iv, ivs) = match &m.initial_value {
@@ -281,25 +327,34 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             initial_value: iv,
             initial_value_size: ivs,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
         Ok(0)
     })
 }
 
 /// Finds a map by name.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `name` is NULL or a NUL-terminated string; `map` is NULL or points to a writable `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_find_map(
     obj: *const ksym_bpf_object,
     name: *const c_char,
     map: *mut usize,
 ) -> c_int {
-    // SAFETY: per the contract.
+    // SAFETY: `obj`, `name` and `out` as # Safety says.
     unsafe { find_by_name(obj, name, map, "map", Object::find_map) }
 }
 
 /// Gives map `map` the fd of the kernel map created for it (used by
 /// ksym_bpf_object_relocate; libksym does not own or close it).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_set_map_fd(
     obj: *mut ksym_bpf_object,
@@ -307,22 +362,31 @@ pub unsafe extern "C" fn ksym_bpf_object_set_map_fd(
     fd: c_int,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         unsafe { obj_mut(obj) }?.set_map_fd(map, fd)?;
         Ok(0)
     })
 }
 
 /// Number of untyped `__ksym` externs.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_extern_count(obj: *const ksym_bpf_object) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         Ok(unsafe { obj_ref(obj) }?.externs().len())
     })
 }
 
 /// Describes extern `ext` (set out->sz first).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_extern_info(
     obj: *const ksym_bpf_object,
@@ -330,7 +394,7 @@ pub unsafe extern "C" fn ksym_bpf_extern_info(
     out: *mut ksym_bpf_extern_info,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         let e = o.external(ext)?;
         let info = ksym_bpf_extern_info {
@@ -340,7 +404,7 @@ pub unsafe extern "C" fn ksym_bpf_extern_info(
             resolved: e.resolved,
             addr: e.addr,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
         Ok(0)
     })
@@ -351,13 +415,19 @@ pub unsafe extern "C" fn ksym_bpf_extern_info(
 /// extern not found is KSYM_ERR_NOT_FOUND (the message names it, with near
 /// matches); a weak one gets 0; an ambiguous one is KSYM_ERR_AMBIGUOUS; a
 /// restricted kallsyms is KSYM_ERR_RESTRICTED unless every extern is weak.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `cache` is NULL or a live handle from `ksym_cache_new` (which any thread may use at the same
+/// time).
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_resolve_ksyms(
     obj: *mut ksym_bpf_object,
     cache: *mut ksym_cache,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract; a cache is internally synchronised.
+        // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_mut(obj) }?;
         let c = if cache.is_null() {
             None
@@ -370,18 +440,27 @@ pub unsafe extern "C" fn ksym_bpf_object_resolve_ksyms(
 }
 
 /// Number of relocations of a program (an alias reports its target's).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_program_reloc_count(
     obj: *const ksym_bpf_object,
     prog: usize,
 ) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         Ok(unsafe { obj_ref(obj) }?.relocs(prog)?.len())
     })
 }
 
 /// Relocation `i` of a program, in final instruction indices (set out->sz first).
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_program_reloc(
     obj: *const ksym_bpf_object,
@@ -390,7 +469,7 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
     out: *mut ksym_bpf_reloc,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let r = unsafe { obj_ref(obj) }?.reloc(prog, i)?;
         let kind = match r.kind {
             RelocKind::Ksym => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KSYM,
@@ -407,7 +486,7 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
             target: r.target,
             addend: r.addend,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, v, "out") }?;
         Ok(0)
     })
@@ -418,10 +497,14 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
 /// every map a program uses (KSYM_ERR_INVALID naming it otherwise) and, if
 /// a program uses externs, ksym_bpf_object_resolve_ksyms first. A program
 /// with CO-RE relocations is KSYM_ERR_UNSUPPORTED. Can be called again.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_relocate(obj: *mut ksym_bpf_object) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         unsafe { obj_mut(obj) }?.relocate()?;
         Ok(0)
     })
@@ -430,6 +513,11 @@ pub unsafe extern "C" fn ksym_bpf_object_relocate(obj: *mut ksym_bpf_object) -> 
 /// After relocate: the final instructions of a program and their count. An
 /// alias returns the very same pointer as the program it aliases: one copy,
 /// however many aliases. NULL with KSYM_ERR_INVALID before relocate.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `insn_cnt` is NULL or points to a writable `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_program_insns(
     obj: *const ksym_bpf_object,
@@ -437,10 +525,10 @@ pub unsafe extern "C" fn ksym_bpf_program_insns(
     insn_cnt: *mut usize,
 ) -> *const ksym_bpf_insn {
     value_call(std::ptr::null(), || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let insns = unsafe { obj_ref(obj) }?.insns(prog)?;
         non_null(insn_cnt, "insn_cnt")?;
-        // SAFETY: checked non-NULL.
+        // SAFETY: not NULL, so writable (# Safety).
         unsafe { insn_cnt.write(insns.len()) };
         // Same layout (checked at compile time above).
         Ok(insns.as_ptr().cast::<ksym_bpf_insn>())
@@ -451,21 +539,30 @@ pub unsafe extern "C" fn ksym_bpf_program_insns(
 /// offsets filled in from the ELF, extern VARs/FUNCs the kernel refuses
 /// rewritten, as libbpf does). NULL with KSYM_ERR_NOT_FOUND when the object
 /// has no BTF.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `size` is NULL or points to a writable `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_object_btf(
     obj: *const ksym_bpf_object,
     size: *mut usize,
 ) -> *const c_void {
     value_call(std::ptr::null(), || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let b = unsafe { obj_ref(obj) }?.btf()?;
         non_null(size, "size")?;
-        // SAFETY: checked non-NULL.
+        // SAFETY: not NULL, so writable (# Safety).
         unsafe { size.write(b.len()) };
         Ok(b.as_ptr().cast::<c_void>())
     })
 }
 
+/// Writes the record size and count of `recs` and returns them.
+///
+/// # Safety
+/// `rec_size` and `cnt` are NULL or point to a writable `size_t` each.
 unsafe fn records(
     recs: Result<&[u8]>,
     rec: usize,
@@ -475,7 +572,7 @@ unsafe fn records(
     let r = recs?;
     non_null(rec_size, "rec_size")?;
     non_null(cnt, "cnt")?;
-    // SAFETY: checked non-NULL.
+    // SAFETY: not NULL, so writable (# Safety).
     unsafe {
         rec_size.write(rec);
         cnt.write(r.len() / rec);
@@ -487,6 +584,11 @@ unsafe fn records(
 /// bpf_func_info: insn_off in final instruction indices, type_id), ready
 /// for BPF_PROG_LOAD. An alias gets its target's. NULL with
 /// KSYM_ERR_NOT_FOUND when the object has no BTF.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `rec_size` and `cnt` are NULL or point to a writable `size_t` each.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_program_func_info(
     obj: *const ksym_bpf_object,
@@ -495,7 +597,7 @@ pub unsafe extern "C" fn ksym_bpf_program_func_info(
     cnt: *mut usize,
 ) -> *const c_void {
     value_call(std::ptr::null(), || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         unsafe { records(o.func_info(prog), crate::bpf::FUNC_INFO_SIZE, rec_size, cnt) }
     })
@@ -503,6 +605,11 @@ pub unsafe extern "C" fn ksym_bpf_program_func_info(
 
 /// The line_info records of a program's final instructions (struct
 /// bpf_line_info), as for func_info.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `rec_size` and `cnt` are NULL or point to a writable `size_t` each.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_bpf_program_line_info(
     obj: *const ksym_bpf_object,
@@ -511,7 +618,7 @@ pub unsafe extern "C" fn ksym_bpf_program_line_info(
     cnt: *mut usize,
 ) -> *const c_void {
     value_call(std::ptr::null(), || {
-        // SAFETY: per the contract.
+        // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         unsafe { records(o.line_info(prog), crate::bpf::LINE_INFO_SIZE, rec_size, cnt) }
     })

@@ -11,9 +11,16 @@
 //! - Out-parameters are written only on success, except where documented.
 //! - Option structs start with `size_t sz`; a smaller `sz` (an older caller)
 //!   is zero-extended, a larger one accepted only if the extra tail is zero.
+//!
+//! Every exported function says in its `# Safety` section what the caller
+//! must guarantee: what the C contract asks of any C caller (a pointer is
+//! NULL or valid for what its type says, a handle is live, a string is
+//! NUL-terminated). The unsafe blocks in the bodies rely on exactly that.
+//!
+//! The modules are declared in the order `include/ksym.h` shows them:
+//! errors and conventions, the table, resolution and the cache, BPF objects.
 
 #![allow(non_camel_case_types)]
-#![allow(clippy::missing_safety_doc)]
 
 pub mod bpf;
 pub mod error;
@@ -109,20 +116,26 @@ pub(crate) fn non_null<T>(p: *const T, what: &str) -> Result<*const T> {
     }
 }
 
-/// A required C string argument as bytes.
+/// A required C string argument as bytes (NULL: `KSYM_ERR_INVALID`).
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string valid for `'a`.
 #[inline]
 pub(crate) unsafe fn c_bytes<'a>(p: *const c_char, what: &str) -> Result<&'a [u8]> {
     non_null(p, what)?;
-    // SAFETY: the caller passes a NUL-terminated string (the documented contract).
+    // SAFETY: not NULL, so a NUL-terminated string (# Safety).
     Ok(unsafe { CStr::from_ptr(p) }.to_bytes())
 }
 
 /// An optional path argument: NULL is `None`.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string.
 pub(crate) unsafe fn c_path(p: *const c_char) -> Option<PathBuf> {
     if p.is_null() {
         None
     } else {
-        // SAFETY: as for c_bytes.
+        // SAFETY: not NULL, so a NUL-terminated string (# Safety).
         let b = unsafe { CStr::from_ptr(p) }.to_bytes();
         Some(PathBuf::from(OsStr::from_bytes(b)))
     }
@@ -133,11 +146,16 @@ pub(crate) unsafe fn c_path(p: *const c_char) -> Option<PathBuf> {
 /// NULL gives `T::default()` (with `sz` set). `sz` smaller than the size
 /// field itself is invalid; smaller than `T` zero-extends (older callers);
 /// larger is accepted only if every byte past `T` is zero.
+///
+/// # Safety
+/// `p` is NULL or points to a struct whose first field is a `size_t` and
+/// which is readable for that many bytes. `T` is plain old data (every
+/// byte pattern, zeroes included, is a valid `T`).
 pub(crate) unsafe fn read_opts<T: Copy + Default>(p: *const T, what: &str) -> Result<T> {
     if p.is_null() {
         return Ok(T::default());
     }
-    // SAFETY: the caller's struct starts with a size_t.
+    // SAFETY: not NULL: the struct starts with a size_t (# Safety).
     let sz = unsafe { (p as *const usize).read_unaligned() };
     let ours = std::mem::size_of::<T>();
     if sz < std::mem::size_of::<usize>() {
@@ -166,9 +184,13 @@ pub(crate) unsafe fn read_opts<T: Copy + Default>(p: *const T, what: &str) -> Re
 
 /// Writes `val` to an output struct whose first field is `size_t sz`, at
 /// most `sz` bytes of it (an older caller gets the fields it knows).
+///
+/// # Safety
+/// `p` is NULL or points to a struct whose first field is a `size_t` and
+/// which is writable for that many bytes.
 pub(crate) unsafe fn write_out<T: Copy>(p: *mut T, val: T, what: &str) -> Result<()> {
     non_null(p, what)?;
-    // SAFETY: the struct starts with a size_t the caller set.
+    // SAFETY: not NULL: the struct starts with a size_t (# Safety).
     let sz = unsafe { (p as *const usize).read_unaligned() };
     if sz < std::mem::size_of::<usize>() {
         return Err(Error::invalid(format!(

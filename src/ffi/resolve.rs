@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int, CStr};
 use super::table::{ksym_table_opts, options_from};
 use super::{c_path, int_call, non_null, ptr_call, value_call};
 use crate::error::{Error, Result};
-use crate::modules::ranges;
+use crate::formats::ranges;
 use crate::resolve::cache::Cache;
 use crate::resolve::{parse_queries, resolve_each, Source};
 
@@ -16,12 +16,16 @@ pub struct ksym_cache {
 }
 
 /// The queries of a call as byte strings (each must be non-NULL).
+///
+/// # Safety
+/// `queries` is NULL or points to `n` pointers, each NULL or a
+/// NUL-terminated string valid for `'a`.
 unsafe fn query_list<'a>(queries: *const *const c_char, n: usize) -> Result<Vec<&'a [u8]>> {
     if n == 0 {
         return Ok(Vec::new());
     }
     non_null(queries, "queries")?;
-    // SAFETY: the caller passes an array of `n` pointers.
+    // SAFETY: not NULL, so `n` pointers (# Safety).
     let ptrs = unsafe { std::slice::from_raw_parts(queries, n) };
     ptrs.iter()
         .enumerate()
@@ -29,7 +33,7 @@ unsafe fn query_list<'a>(queries: *const *const c_char, n: usize) -> Result<Vec<
             if p.is_null() {
                 Err(Error::invalid(format!("queries[{i}] is NULL")))
             } else {
-                // SAFETY: a NUL-terminated string, per the contract.
+                // SAFETY: not NULL, so a NUL-terminated string (# Safety).
                 Ok(unsafe { CStr::from_ptr(p) }.to_bytes())
             }
         })
@@ -38,6 +42,10 @@ unsafe fn query_list<'a>(queries: *const *const c_char, n: usize) -> Result<Vec<
 
 /// The caller's answer arrays of `n` elements each (checked non-NULL when
 /// `n > 0`).
+///
+/// # Safety
+/// `addrs` and `errs` are NULL or point to `n` writable elements each,
+/// valid and not otherwise used for `'a`.
 unsafe fn answer_arrays<'a>(
     addrs: *mut u64,
     errs: *mut c_int,
@@ -48,7 +56,7 @@ unsafe fn answer_arrays<'a>(
     }
     non_null(addrs, "addrs")?;
     non_null(errs, "errs")?;
-    // SAFETY: non-NULL, and the caller's arrays hold `n` elements each.
+    // SAFETY: not NULL, so `n` writable elements each (# Safety).
     Ok(unsafe {
         (
             std::slice::from_raw_parts_mut(addrs, n),
@@ -64,6 +72,11 @@ unsafe fn answer_arrays<'a>(
 /// not found gets address 0, an ambiguous one the lowest address. Returns
 /// the number of queries resolved, or a negative code when the whole call
 /// failed (I/O, restricted, malformed file, malformed query).
+///
+/// # Safety
+/// `kallsyms_path` is NULL or a NUL-terminated string; `queries` is NULL or points to `n`
+/// pointers, each NULL or a NUL-terminated string; `addrs` and `errs` are NULL or point to `n`
+/// writable elements each.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_resolve(
     kallsyms_path: *const c_char,
@@ -73,11 +86,11 @@ pub unsafe extern "C" fn ksym_resolve(
     errs: *mut c_int,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `queries` as # Safety says.
         let qs = unsafe { query_list(queries, n) }?;
-        // SAFETY: per the contract.
+        // SAFETY: `addrs` and `errs` as # Safety says.
         let (addrs, errs) = unsafe { answer_arrays(addrs, errs, n) }?;
-        // SAFETY: NULL or a NUL-terminated path.
+        // SAFETY: `kallsyms_path` as # Safety says.
         let path = unsafe { c_path(kallsyms_path) };
         let source = match path {
             None => Source::proc_kallsyms(),
@@ -99,10 +112,14 @@ pub unsafe extern "C" fn ksym_resolve(
 /// A cache reading what `opts` names (NULL: defaults): kallsyms_path,
 /// builtin_ranges_path and modules_path (what it watches to notice module
 /// changes); vmlinux_path is not used. Reads nothing until the first call.
+///
+/// # Safety
+/// `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
+/// strings are NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_cache_new(opts: *const ksym_table_opts) -> *mut ksym_cache {
     ptr_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `opts` as # Safety says.
         let o = unsafe { options_from(opts) }?;
         let source = Source {
             kallsyms_path: o.kallsyms_path,
@@ -115,17 +132,25 @@ pub unsafe extern "C" fn ksym_cache_new(opts: *const ksym_table_opts) -> *mut ks
 }
 
 /// Frees a cache (NULL is a no-op).
+///
+/// # Safety
+/// `cache` is NULL or a handle from `ksym_cache_new`, not freed already; it is not used
+/// afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_cache_free(cache: *mut ksym_cache) {
     if !cache.is_null() {
-        // SAFETY: a handle from ksym_cache_new, freed once.
+        // SAFETY: a handle not freed already (# Safety).
         drop(unsafe { Box::from_raw(cache) });
     }
 }
 
+/// The cache behind a handle, or KSYM_ERR_INVALID for NULL.
+///
+/// # Safety
+/// `c` is NULL or a live handle from `ksym_cache_new` that lives for `'a`.
 unsafe fn cache_ref<'a>(c: *const ksym_cache) -> Result<&'a ksym_cache> {
     non_null(c, "cache")?;
-    // SAFETY: a live handle from ksym_cache_new.
+    // SAFETY: not NULL, so a live handle (# Safety).
     Ok(unsafe { &*c })
 }
 
@@ -133,6 +158,11 @@ unsafe fn cache_ref<'a>(c: *const ksym_cache) -> Result<&'a ksym_cache> {
 /// kallsyms; the misses of one call are resolved in one pass; only
 /// requested names are kept, and only as long as the modules they depend on
 /// do not change (checked against /proc/modules on each call).
+///
+/// # Safety
+/// `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+/// `queries` is NULL or points to `n` pointers, each NULL or a NUL-terminated string; `addrs`
+/// and `errs` are NULL or point to `n` writable elements each.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_cache_resolve(
     cache: *mut ksym_cache,
@@ -142,10 +172,10 @@ pub unsafe extern "C" fn ksym_cache_resolve(
     errs: *mut c_int,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `cache`, `queries` as # Safety says.
         let c = unsafe { cache_ref(cache) }?;
         let qs = unsafe { query_list(queries, n) }?;
-        // SAFETY: per the contract.
+        // SAFETY: `addrs` and `errs` as # Safety says.
         let (addrs, errs) = unsafe { answer_arrays(addrs, errs, n) }?;
         let mut resolved = 0;
         for (i, (addr, err)) in c.cache.resolve(&qs)?.into_iter().enumerate() {
@@ -158,13 +188,16 @@ pub unsafe extern "C" fn ksym_cache_resolve(
 }
 
 /// Drops every cached answer (NULL is a no-op).
+///
+/// # Safety
+/// `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_cache_invalidate(cache: *mut ksym_cache) {
     value_call((), || {
         if cache.is_null() {
             return Ok(());
         }
-        // SAFETY: a live handle.
+        // SAFETY: `cache` as # Safety says.
         unsafe { cache_ref(cache) }?.cache.invalidate();
         Ok(())
     })
@@ -191,13 +224,17 @@ pub struct ksym_cache_stats {
 }
 
 /// Fills `out` (set out->sz first) with the cache's counters.
+///
+/// # Safety
+/// `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_cache_stats(
     cache: *const ksym_cache,
     out: *mut ksym_cache_stats,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `cache` as # Safety says.
         let c = unsafe { cache_ref(cache) }?;
         let s = c.cache.stats();
         let v = ksym_cache_stats {
@@ -209,7 +246,7 @@ pub unsafe extern "C" fn ksym_cache_stats(
             dropped: s.dropped,
             module_checks: s.module_checks,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { super::write_out(out, v, "out") }?;
         Ok(0)
     })

@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 
 use super::{c_bytes, c_path, check_flags, int_call, non_null, ptr_call, read_opts, value_call};
 use crate::error::{Error, Result};
-use crate::kallsyms::{Lookup, ModuleInfo, Options, SizeSource, Symbol, Table};
-use crate::modules::ModuleKind;
+use crate::rules::modules::ModuleKind;
+use crate::table::{Lookup, ModuleInfo, Options, SizeSource, Symbol, Table};
 
 /// Options of `ksym_table_open` and `ksym_cache_new`. Declare with
 /// `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
@@ -62,7 +62,8 @@ pub struct ksym_symbol {
     pub module: *const c_char,
     /// nm letter as printed by the kernel: 't', 'T', 'd', 'W', ...
     pub r#type: c_char,
-    /// KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or kallmodsyms).
+    /// KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or
+    /// kallmodsyms).
     pub flags: c_uint,
 }
 
@@ -83,7 +84,7 @@ impl From<&Symbol<'_>> for ksym_symbol {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kallsyms::{SYM_BUILTIN, SYM_SIZE_EXACT};
+    use crate::table::{SYM_BUILTIN, SYM_SIZE_EXACT};
 
     #[test]
     fn flag_values_match_the_core() {
@@ -100,9 +101,11 @@ pub struct ksym_table {
     diagnostics: Vec<CString>,
 }
 
-fn make_options(o: &ksym_table_opts) -> Result<Options> {
+/// # Safety
+/// The strings of `o` are NULL or NUL-terminated.
+unsafe fn make_options(o: &ksym_table_opts) -> Result<Options> {
     check_flags(o.flags, KSYM_TABLE_FLAGS_ALL, "ksym_table_opts.flags")?;
-    // SAFETY: the caller passes NULL or NUL-terminated strings.
+    // SAFETY: NULL or NUL-terminated strings (# Safety).
     unsafe {
         Ok(Options {
             kallsyms_path: c_path(o.kallsyms_path),
@@ -113,10 +116,16 @@ fn make_options(o: &ksym_table_opts) -> Result<Options> {
     }
 }
 
+/// The core's options from a caller's `ksym_table_opts`.
+///
+/// # Safety
+/// `opts` is NULL or a `ksym_table_opts` of at least `opts->sz` bytes whose
+/// strings are NULL or NUL-terminated.
 pub(crate) unsafe fn options_from(opts: *const ksym_table_opts) -> Result<Options> {
-    // SAFETY: NULL or a versioned struct.
+    // SAFETY: NULL or a versioned struct (# Safety).
     let o = unsafe { read_opts(opts, "ksym_table_opts") }?;
-    make_options(&o)
+    // SAFETY: the strings of the caller's struct (# Safety).
+    unsafe { make_options(&o) }
 }
 
 fn boxed(table: Table) -> *mut ksym_table {
@@ -130,10 +139,14 @@ fn boxed(table: Table) -> *mut ksym_table {
 }
 
 /// The table behind a handle, or KSYM_ERR_INVALID for NULL.
+///
+/// # Safety
+/// `t` is NULL or a handle from `ksym_table_open`/`_from_buffer`, not yet
+/// freed, that lives for `'a`.
 #[inline]
 unsafe fn table_ref<'a>(t: *const ksym_table) -> Result<&'a ksym_table> {
     non_null(t, "table")?;
-    // SAFETY: a handle from ksym_table_open/from_buffer, not yet freed.
+    // SAFETY: not NULL, so a live handle (# Safety).
     Ok(unsafe { &*t })
 }
 
@@ -141,10 +154,14 @@ unsafe fn table_ref<'a>(t: *const ksym_table) -> Result<&'a ksym_table> {
 /// ksym_last_error): KSYM_ERR_RESTRICTED when addresses are hidden,
 /// KSYM_ERR_FORMAT for a malformed line (the message names it), a negative
 /// errno for I/O.
+///
+/// # Safety
+/// `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
+/// strings are NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_open(opts: *const ksym_table_opts) -> *mut ksym_table {
     ptr_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `opts` as # Safety says.
         let o = unsafe { options_from(opts) }?;
         Ok(boxed(Table::open(&o)?))
     })
@@ -152,6 +169,10 @@ pub unsafe extern "C" fn ksym_table_open(opts: *const ksym_table_opts) -> *mut k
 
 /// Indexes a copy of `len` bytes of kallsyms (or kallmodsyms) text. The
 /// caller's buffer is not kept. opts->kallsyms_path is ignored.
+///
+/// # Safety
+/// `buf` is NULL or readable for `len` bytes; `opts` is NULL or points to a `struct
+/// ksym_table_opts` of at least `opts->sz` bytes whose strings are NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_from_buffer(
     buf: *const c_char,
@@ -160,28 +181,36 @@ pub unsafe extern "C" fn ksym_table_from_buffer(
 ) -> *mut ksym_table {
     ptr_call(|| {
         non_null(buf, "buf")?;
-        // SAFETY: per the contract.
+        // SAFETY: `opts` as # Safety says.
         let o = unsafe { options_from(opts) }?;
-        // SAFETY: the caller's buffer holds `len` bytes.
+        // SAFETY: not NULL, so readable for `len` bytes (# Safety).
         let data = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
         Ok(boxed(Table::from_bytes(data, &o)?))
     })
 }
 
 /// Frees a table (NULL is a no-op). Strings it returned become invalid.
+///
+/// # Safety
+/// `table` is NULL or a handle from `ksym_table_open` or `ksym_table_from_buffer`, not freed
+/// already; it is not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_free(table: *mut ksym_table) {
     if !table.is_null() {
-        // SAFETY: a handle from ksym_table_open/from_buffer, freed once.
+        // SAFETY: a handle not freed already (# Safety).
         drop(unsafe { Box::from_raw(table) });
     }
 }
 
 /// Number of symbols (lines of the file). 0 for NULL.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_count(table: *const ksym_table) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         Ok(unsafe { table_ref(table) }?.table.len())
     })
 }
@@ -191,6 +220,12 @@ pub unsafe extern "C" fn ksym_table_count(table: *const ksym_table) -> usize {
 /// order); KSYM_ERR_AMBIGUOUS: matches at different addresses (out = the one
 /// at the lowest address); KSYM_ERR_NOT_FOUND (the message lists near
 /// matches); KSYM_ERR_INVALID for a malformed query.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
+/// `query` is NULL or a NUL-terminated string; `out` is NULL or points to a writable `struct
+/// ksym_symbol`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_lookup(
     table: *const ksym_table,
@@ -198,15 +233,14 @@ pub unsafe extern "C" fn ksym_lookup(
     out: *mut ksym_symbol,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
-        let t = unsafe { table_ref(table) }?;
-        let q = unsafe { c_bytes(query, "query") }?;
+        // SAFETY: `table` and `query` as # Safety says.
+        let (t, q) = unsafe { (table_ref(table)?, c_bytes(query, "query")?) };
         non_null(out, "out")?;
         let (sym, err) = match t.table.lookup(q)? {
             Lookup::Found(s) => (s, None),
             Lookup::Ambiguous(s, e) => (s, Some(e)),
         };
-        // SAFETY: `out` is a valid ksym_symbol (checked non-NULL).
+        // SAFETY: not NULL, so writable (# Safety).
         unsafe { out.write(ksym_symbol::from(&sym)) };
         match err {
             None => Ok(0),
@@ -218,6 +252,12 @@ pub unsafe extern "C" fn ksym_lookup(
 /// Writes up to `cap` matches (ordered by address) and returns the total
 /// number of matches, which may exceed `cap`; 0 when none. `out` may be NULL
 /// when `cap` is 0. Identical duplicate lines count once.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
+/// `query` is NULL or a NUL-terminated string; `out` is NULL or points to `cap` writable
+/// `struct ksym_symbol`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_lookup_all(
     table: *const ksym_table,
@@ -226,15 +266,14 @@ pub unsafe extern "C" fn ksym_lookup_all(
     cap: usize,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
-        let t = unsafe { table_ref(table) }?;
-        let q = unsafe { c_bytes(query, "query") }?;
+        // SAFETY: `table` and `query` as # Safety says.
+        let (t, q) = unsafe { (table_ref(table)?, c_bytes(query, "query")?) };
         if cap > 0 {
             non_null(out, "out")?;
         }
         let all = t.table.lookup_all(q)?;
         for (i, s) in all.iter().take(cap).enumerate() {
-            // SAFETY: the caller's array holds `cap` elements.
+            // SAFETY: not NULL, so `cap` writable elements (# Safety).
             unsafe { out.add(i).write(ksym_symbol::from(s)) };
         }
         Ok(c_int::try_from(all.len()).unwrap_or(c_int::MAX))
@@ -246,6 +285,12 @@ pub unsafe extern "C" fn ksym_lookup_all(
 /// a region (module, pseudo-module, core image) and, with exact sizes, in a
 /// gap between symbols. Among several names at one address: global before
 /// local, then not `__pfx_`, then kernel order.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
+/// `out` is NULL or points to a writable `struct ksym_symbol`; `offset` is NULL or points to a
+/// writable `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_symbolize(
     table: *const ksym_table,
@@ -254,11 +299,11 @@ pub unsafe extern "C" fn ksym_symbolize(
     offset: *mut u64,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         let t = unsafe { table_ref(table) }?;
         non_null(out, "out")?;
         let (sym, off) = t.table.symbolize(addr)?;
-        // SAFETY: valid pointers (checked non-NULL).
+        // SAFETY: `out` not NULL; `offset` written only if not NULL (# Safety).
         unsafe {
             out.write(ksym_symbol::from(&sym));
             if !offset.is_null() {
@@ -277,6 +322,12 @@ pub type ksym_match_cb =
 /// "modglob`glob", with * ? [...]), absolute symbols first, then in address
 /// order. Stops early and returns cb's value when cb returns non-zero;
 /// returns 0 after the last one.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
+/// `pattern` is NULL or a NUL-terminated string; `cb`, if not NULL, may be called with `ctx`
+/// and a symbol valid during the call.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_foreach_match(
     table: *const ksym_table,
@@ -285,13 +336,12 @@ pub unsafe extern "C" fn ksym_foreach_match(
     ctx: *mut c_void,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
-        let t = unsafe { table_ref(table) }?;
-        let p = unsafe { c_bytes(pattern, "pattern") }?;
+        // SAFETY: `table` and `pattern` as # Safety says.
+        let (t, p) = unsafe { (table_ref(table)?, c_bytes(pattern, "pattern")?) };
         let cb = cb.ok_or_else(|| Error::invalid("cb is NULL"))?;
         let r = t.table.for_each_match(p, |s| {
             let cs = ksym_symbol::from(s);
-            // SAFETY: the caller's callback, with a pointer valid for the call.
+            // SAFETY: the caller's callback (# Safety); `cs` lives during the call.
             match unsafe { cb(&cs, ctx) } {
                 0 => ControlFlow::Continue(()),
                 v => ControlFlow::Break(v),
@@ -331,17 +381,22 @@ pub const KSYM_STATS_BUILTIN_RANGES: c_uint = 2;
 pub const KSYM_STATS_VMLINUX_SIZES: c_uint = 4;
 
 /// Fills `out` (set out->sz first) with counts, memory and timings.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_stats(
     table: *const ksym_table,
     out: *mut ksym_table_stats,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         let t = unsafe { table_ref(table) }?;
         let i = t.table.info();
         let mut flags = 0;
-        if i.format == crate::kallsyms::line::Format::Kallmodsyms {
+        if i.format == crate::formats::kallsyms::Format::Kallmodsyms {
             flags |= KSYM_STATS_KALLMODSYMS;
         }
         if i.builtin_ranges.is_some() {
@@ -361,7 +416,7 @@ pub unsafe extern "C" fn ksym_table_stats(
             attribution_ns: i.attribution_ns,
             flags,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { super::write_out(out, s, "out") }?;
         Ok(0)
     })
@@ -399,15 +454,24 @@ pub struct ksym_module_info {
 }
 
 /// Number of modules of a table, `vmlinux` included (it is module 0).
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_module_count(table: *const ksym_table) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         Ok(unsafe { table_ref(table) }?.table.module_count())
     })
 }
 
 /// Describes module `i` (0 is vmlinux, then in order of appearance).
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_module(
     table: *const ksym_table,
@@ -415,7 +479,7 @@ pub unsafe extern "C" fn ksym_table_module(
     out: *mut ksym_module_info,
 ) -> c_int {
     int_call(|| {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         let t = unsafe { table_ref(table) }?;
         let m: ModuleInfo = t.table.modules().nth(i).ok_or_else(|| {
             Error::not_found(format!(
@@ -437,7 +501,7 @@ pub unsafe extern "C" fn ksym_table_module(
             lo: m.lo,
             hi: m.hi,
         };
-        // SAFETY: per the contract.
+        // SAFETY: `out` as # Safety says.
         unsafe { super::write_out(out, info, "out") }?;
         Ok(0)
     })
@@ -445,22 +509,30 @@ pub unsafe extern "C" fn ksym_table_module(
 
 /// Number of diagnostics: notes about the table that were not errors (a
 /// built-in ranges section skipped because its anchor is missing, ...).
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_diagnostic_count(table: *const ksym_table) -> usize {
     value_call(0, || {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         Ok(unsafe { table_ref(table) }?.diagnostics.len())
     })
 }
 
 /// Diagnostic `i`, borrowed from the table; NULL when out of range.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed).
 #[no_mangle]
 pub unsafe extern "C" fn ksym_table_diagnostic(
     table: *const ksym_table,
     i: usize,
 ) -> *const c_char {
     value_call(std::ptr::null(), || {
-        // SAFETY: per the contract.
+        // SAFETY: `table` as # Safety says.
         let t = unsafe { table_ref(table) }?;
         t.diagnostics.get(i).map(|d| d.as_ptr()).ok_or_else(|| {
             Error::not_found(format!(

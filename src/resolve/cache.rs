@@ -23,15 +23,15 @@
 //! that the pass might have missed is seen by the next call.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::{parse_queries, resolve_parsed, Answer, Source};
+use crate::base::hash::KeyMap;
 use crate::error::{Error, Result};
-use crate::kallsyms::hash::hash;
-use crate::modules::is_pseudo_module;
-use crate::query::{normalize_module, Query};
+use crate::formats::proc_modules;
+use crate::rules::modules::{is_pseudo_module, is_pseudo_name};
+use crate::rules::query::{normalize_module, Query};
 
 /// Counters of a cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,23 +71,8 @@ struct Cached {
 /// `name -> (size, load address)` from /proc/modules.
 type Modules = HashMap<Vec<u8>, (u64, u64)>;
 
-/// Hashes byte strings with the table's name hash.
-#[derive(Default)]
-struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = self.0.rotate_left(5) ^ hash(bytes);
-    }
-}
-
-type Map<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
-
 struct State {
-    answers: Map<Vec<u8>, Cached>,
+    answers: KeyMap<Vec<u8>, Cached>,
     modules: Option<Modules>,
     generation: u64,
     stats: CacheStats,
@@ -100,25 +85,6 @@ pub struct Cache {
     state: Mutex<State>,
 }
 
-/// Names that pseudo-modules make: JITed BPF programs
-/// (`bpf_prog_<16 hex digits>[_name]`), BPF trampolines
-/// (`bpf_trampoline_<number>`) and dispatchers (`bpf_dispatcher_<name>`),
-/// ftrace trampolines, kprobe instruction pages.
-pub fn pseudo_name(name: &[u8]) -> bool {
-    if let Some(rest) = name.strip_prefix(b"bpf_prog_") {
-        return rest.len() >= 16
-            && rest[..16].iter().all(|b| b.is_ascii_hexdigit())
-            && (rest.len() == 16 || rest[16] == b'_');
-    }
-    if let Some(rest) = name.strip_prefix(b"bpf_trampoline_") {
-        return !rest.is_empty() && rest.iter().all(|b| b.is_ascii_digit());
-    }
-    name.starts_with(b"bpf_dispatcher_")
-        || name == b"ftrace_trampoline"
-        || name == b"kprobe_insn_page"
-        || name == b"kprobe_optinsn_page"
-}
-
 impl Cache {
     /// A cache over `source`, watching `modules_path` (default /proc/modules).
     pub fn new(source: Source, modules_path: Option<PathBuf>) -> Cache {
@@ -126,7 +92,7 @@ impl Cache {
             source,
             modules_path: modules_path.unwrap_or_else(|| PathBuf::from("/proc/modules")),
             state: Mutex::new(State {
-                answers: Map::default(),
+                answers: KeyMap::default(),
                 modules: None,
                 generation: 0,
                 stats: CacheStats::default(),
@@ -244,38 +210,16 @@ impl Cache {
                 ))
             }
         };
-        let mut m = Modules::new();
-        for line in text.split(|&b| b == b'\n') {
-            // name size refcount deps state address [taint]
-            let f: Vec<&[u8]> = line
-                .split(|&b| b == b' ')
-                .filter(|f| !f.is_empty())
-                .collect();
-            if f.is_empty() {
-                continue;
-            }
-            let num = |x: Option<&&[u8]>| -> u64 {
-                x.and_then(|x| std::str::from_utf8(x).ok())
-                    .and_then(|s| {
-                        let s = s.trim_start_matches("0x");
-                        u64::from_str_radix(s, 16).ok().or_else(|| s.parse().ok())
-                    })
-                    .unwrap_or(0)
-            };
-            let size = f
-                .get(1)
-                .and_then(|x| std::str::from_utf8(x).ok())
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
-            m.insert(normalize_module(f[0]), (size, num(f.get(5))));
-        }
-        Ok(m)
+        Ok(proc_modules::parse(&text)
+            .into_iter()
+            .map(|m| (normalize_module(&m.name), (m.size, m.addr)))
+            .collect())
     }
 }
 
 /// What a cached answer depends on; `None`: do not keep it.
 fn dependency(q: &Query<'_>, a: &Answer) -> Option<Dep> {
-    if a.pseudo || pseudo_name(q.name) {
+    if a.pseudo || is_pseudo_name(q.name) {
         return None;
     }
     match q.module {
@@ -318,23 +262,5 @@ impl State {
         self.stats.entries = self.answers.len() as u64;
         self.generation += 1;
         self.modules = Some(now);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pseudo_name;
-
-    #[test]
-    fn pseudo_module_names() {
-        assert!(pseudo_name(b"bpf_prog_0123456789abcdef"));
-        assert!(pseudo_name(b"bpf_prog_0123456789abcdef_kdata_test"));
-        assert!(!pseudo_name(b"bpf_prog_put"), "a core function");
-        assert!(!pseudo_name(b"bpf_prog_0123456789abcdefx"));
-        assert!(pseudo_name(b"bpf_trampoline_6442453426"));
-        assert!(!pseudo_name(b"bpf_trampoline_link_prog"));
-        assert!(pseudo_name(b"ftrace_trampoline"));
-        assert!(!pseudo_name(b"ftrace_trampoline_free"));
-        assert!(pseudo_name(b"kprobe_insn_page"));
     }
 }

@@ -1,7 +1,7 @@
 //! Unit tests of the table's parsing and lookup rules.
 
 use super::*;
-use crate::error::{FORMAT, INVALID, NOT_FOUND};
+use crate::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND, RESTRICTED};
 
 fn table(text: &str) -> Table {
     Table::from_bytes(text.as_bytes(), &Options::default()).unwrap()

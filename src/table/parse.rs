@@ -22,12 +22,11 @@ use std::path::Path;
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use super::hash::NameIndex;
-use super::line::{is_absolute_type, module_names, parse_at, Format};
+use crate::base::hash::NameIndex;
 use crate::error::{Error, Result};
-use crate::modules::{
-    is_pseudo_module, ModId, ModuleKind, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER,
-};
+use crate::formats::kallsyms::{is_absolute_type, parse_at, Format};
+use crate::rules::answer;
+use crate::rules::modules::{ModId, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER};
 
 pub(crate) const LEN_MASK: u16 = 0x7fff;
 pub(crate) const EXACT_BIT: u16 = 0x8000;
@@ -169,12 +168,11 @@ impl Parser {
                     None => VMLINUX_OWNER,
                     Some(col) if col == self.last_col.as_slice() => self.last_owner,
                     Some(col) => {
-                        let o =
-                            owner_of_column(col, &mut self.modules).map_err(|e| LineFailure {
-                                line: self.lines,
-                                code: e.code(),
-                                msg: e.message().to_string(),
-                            })?;
+                        let o = self.modules.owner_of_column(col).map_err(|e| LineFailure {
+                            line: self.lines,
+                            code: e.code(),
+                            msg: e.message().to_string(),
+                        })?;
                         self.last_col.clear();
                         self.last_col.extend_from_slice(col);
                         self.last_owner = o;
@@ -279,32 +277,10 @@ impl Parser {
     }
 }
 
-fn owner_of_column(col: &[u8], modules: &mut ModuleSet) -> Result<OwnerId> {
-    let mut ids: Vec<ModId> = Vec::with_capacity(2);
-    for name in module_names(col) {
-        let kind = if is_pseudo_module(name) {
-            ModuleKind::Pseudo
-        } else {
-            ModuleKind::Loadable
-        };
-        ids.push(modules.intern(name, kind)?);
-    }
-    if ids.is_empty() {
-        // kallmodsyms `{object.o}` alone: a core-kernel symbol.
-        return Ok(VMLINUX_OWNER);
-    }
-    modules.owner_of_set(&ids)
-}
-
 /// Lines are at least 21 bytes in practice (`ADDR t x`); reserving for
 /// 1 line per 24 bytes costs only address space (the vectors are shrunk).
 fn expected_lines(bytes: usize) -> usize {
     bytes / 24 + 16
-}
-
-/// The error for text that has no symbol at all.
-fn empty(source: &str) -> Error {
-    Error::format(format!("{source}: empty, no symbols"))
 }
 
 /// Below this, one thread parses a buffer (thread start-up would dominate).
@@ -314,7 +290,7 @@ const PARALLEL_MIN: usize = 1 << 20;
 /// line lacks one). Large buffers are parsed in two halves on two threads.
 pub(crate) fn parse_buffer(buf: &mut Vec<u8>, base: usize, source: &str) -> Result<Parsed> {
     if buf[base..].iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(empty(source));
+        return Err(answer::empty(source));
     }
     if buf.last() != Some(&b'\n') {
         buf.push(b'\n');
@@ -392,7 +368,7 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
     };
     // Zeroed by fresh pages, not by a memset; the text starts on a huge-page
     // boundary, so the reader faults a few huge pages instead of 4 KiB ones.
-    let (mut buf, base) = crate::sys::huge_buffer(reserve);
+    let (mut buf, base) = crate::base::sys::huge_buffer(reserve);
     let read_err = |e: std::io::Error| Error::io(&e, format!("cannot read {shown}"));
 
     // Read the first line whole: the format is recognised from it.
@@ -485,7 +461,7 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
                 .iter()
                 .all(|b| b.is_ascii_whitespace())
             {
-                return Err(empty(&shown));
+                return Err(answer::empty(&shown));
             }
             return Err(fail.into_error(&shown));
         }
@@ -515,7 +491,7 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
     }
     buf.truncate(base + sent);
     if parser.lines == 0 {
-        return Err(empty(&shown));
+        return Err(answer::empty(&shown));
     }
     Ok((buf, parser.finish(base, sent, read_ns)))
 }
@@ -533,7 +509,7 @@ fn read_regular(f: &mut File, size: usize) -> std::io::Result<(Vec<u8>, usize)> 
         return Ok((buf, 0));
     }
     // One spare byte for a final newline.
-    let (mut buf, base) = crate::sys::huge_buffer(size + 1);
+    let (mut buf, base) = crate::base::sys::huge_buffer(size + 1);
     buf.truncate(base + size);
     let mid = size / 2;
     let (a, b) = buf[base..].split_at_mut(mid);

@@ -4,6 +4,9 @@
 //! word (the wyhash construction), good enough to spread kernel names, which
 //! share long prefixes (`__pfx_`, `__SCT__`, `trace_event_`...).
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
 const K0: u64 = 0xa076_1d64_78bd_642f;
 const K1: u64 = 0xe703_7ed1_a0b4_28db;
 const K2: u64 = 0x8ebc_6af0_9c88_c6e3;
@@ -63,6 +66,29 @@ impl Hasher {
         mix(h ^ (len as u64), K1 ^ K2)
     }
 }
+
+/// The `std` hasher of maps keyed by names or by name hashes: a byte
+/// string costs one [`hash`], a `u64` (a hash already) passes through.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = self.0.rotate_left(5) ^ hash(bytes);
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = self.0.rotate_left(5) ^ v;
+    }
+}
+
+/// A `HashMap` hashed with [`KeyHasher`].
+pub type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// Open-addressing index from names to entries, built once.
 ///

@@ -6,19 +6,17 @@
 //! (`vmlinux`) not attributed to any built-in module.
 //!
 //! Attribution sources, in order: the `[module]` column (loadable and
-//! pseudo-modules, and built-in ones in /proc/kallmodsyms), then
-//! `modules.builtin.ranges` (see [`ranges`]).
-
-pub mod ranges;
-pub mod vmlinux;
+//! pseudo-modules, and built-in ones in /proc/kallmodsyms, see
+//! [`ModuleSet::owner_of_column`]), then `modules.builtin.ranges` (see
+//! [`super::attribution`]).
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::hash::{BuildHasherDefault, Hasher};
 
+use super::query::{fold, module_eq, normalize_module, VMLINUX};
+use crate::base::hash::{hash, KeyMap};
 use crate::error::{Error, Result};
-use crate::kallsyms::hash::hash;
-use crate::query::{fold, module_eq, normalize_module, VMLINUX};
+use crate::formats::kallsyms::module_names;
 
 /// Module id.
 pub type ModId = u16;
@@ -78,7 +76,7 @@ pub struct ModuleSet {
     /// The same, keyed by [`folded_hash`] for lookups that must not allocate
     /// (a qualified name lookup costs what a plain one does). A 64-bit
     /// collision is checked by comparing the names.
-    by_hash: HashMap<u64, ModId, BuildHasherDefault<Identity>>,
+    by_hash: KeyMap<u64, ModId>,
     by_set: HashMap<Box<[ModId]>, OwnerId>,
 }
 
@@ -97,24 +95,6 @@ fn folded_hash(name: &[u8]) -> u64 {
         hash(&buf[..name.len()])
     } else {
         hash(&normalize_module(name))
-    }
-}
-
-/// Hasher for keys that are hashes already.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
     }
 }
 
@@ -161,7 +141,7 @@ impl ModuleSet {
     /// The id of module `name`, added with `kind` if new. `vmlinux` cannot be
     /// named as a module of a symbol.
     pub fn intern(&mut self, name: &[u8], kind: ModuleKind) -> Result<ModId> {
-        if let Some(&id) = self.by_key.get(&normalize_module(name)) {
+        if let Some(id) = self.find(name) {
             if id == VMLINUX_MOD {
                 return Err(Error::format("`vmlinux` used as a module name"));
             }
@@ -194,6 +174,27 @@ impl ModuleSet {
     /// The owner id for one module.
     pub fn owner_of(&mut self, m: ModId) -> Result<OwnerId> {
         self.owner_of_set(&[m])
+    }
+
+    /// The owner of a line with the module column `col` (what follows the
+    /// TAB: `[ext4]`, or in kallmodsyms `[a] [b] {obj.o}`): its modules,
+    /// added as loadable or pseudo-modules if new (kallmodsyms' built-in
+    /// ones are told apart later, see [`super::attribution`]). A column
+    /// with only `{obj.o}` is the core kernel.
+    pub fn owner_of_column(&mut self, col: &[u8]) -> Result<OwnerId> {
+        let mut ids: Vec<ModId> = Vec::with_capacity(2);
+        for name in module_names(col) {
+            let kind = if is_pseudo_module(name) {
+                ModuleKind::Pseudo
+            } else {
+                ModuleKind::Loadable
+            };
+            ids.push(self.intern(name, kind)?);
+        }
+        if ids.is_empty() {
+            return Ok(VMLINUX_OWNER);
+        }
+        self.owner_of_set(&ids)
     }
 
     /// Module id by name (`-` and `_` equal).
@@ -233,6 +234,12 @@ impl ModuleSet {
         &self.modules[m as usize].name
     }
 
+    /// The name as modules compare (`-` as `_`).
+    #[inline]
+    pub fn key(&self, m: ModId) -> &[u8] {
+        &self.keys[m as usize]
+    }
+
     pub fn len(&self) -> usize {
         self.modules.len()
     }
@@ -267,6 +274,14 @@ impl ModuleSet {
         self.modules[self.primary(o) as usize].kind == ModuleKind::Builtin
     }
 
+    /// Does the owner set contain a pseudo-module?
+    #[inline]
+    pub fn is_pseudo(&self, o: OwnerId) -> bool {
+        self.owners[o as usize]
+            .iter()
+            .any(|&m| self.modules[m as usize].kind == ModuleKind::Pseudo)
+    }
+
     /// Approximate bytes held.
     pub fn memory(&self) -> usize {
         let names: usize = self
@@ -288,6 +303,26 @@ impl ModuleSet {
 /// `bpf` and `__builtin__*` are the pseudo-modules of /proc/kallsyms.
 pub fn is_pseudo_module(name: &[u8]) -> bool {
     name == b"bpf" || name.starts_with(b"__builtin__")
+}
+
+/// Names that only pseudo-modules make, whatever module they are asked
+/// in: JITed BPF programs (`bpf_prog_<16 hex digits>[_name]`), BPF
+/// trampolines (`bpf_trampoline_<number>`) and dispatchers
+/// (`bpf_dispatcher_<name>`), ftrace trampolines, kprobe instruction pages.
+/// They come and go without /proc/modules changing.
+pub fn is_pseudo_name(name: &[u8]) -> bool {
+    if let Some(rest) = name.strip_prefix(b"bpf_prog_") {
+        return rest.len() >= 16
+            && rest[..16].iter().all(|b| b.is_ascii_hexdigit())
+            && (rest.len() == 16 || rest[16] == b'_');
+    }
+    if let Some(rest) = name.strip_prefix(b"bpf_trampoline_") {
+        return !rest.is_empty() && rest.iter().all(|b| b.is_ascii_digit());
+    }
+    name.starts_with(b"bpf_dispatcher_")
+        || name == b"ftrace_trampoline"
+        || name == b"kprobe_insn_page"
+        || name == b"kprobe_optinsn_page"
 }
 
 #[cfg(test)]
@@ -314,5 +349,28 @@ mod tests {
         assert!(is_pseudo_module(b"__builtin__ftrace"));
         assert!(is_pseudo_module(b"bpf"));
         assert!(!is_pseudo_module(b"bpfilter"));
+        let o = s.owner_of_column(b"[crc-itu-t]").unwrap();
+        assert_eq!(o, oa);
+        let ob = s.owner_of_column(b"[bpf]").unwrap();
+        assert!(s.is_pseudo(ob) && !s.is_pseudo(oa));
+        assert_eq!(
+            s.owner_of_column(b"{kernel/fork.o}").unwrap(),
+            VMLINUX_OWNER
+        );
+        assert_eq!(s.key(a), b"crc_itu_t");
+        assert_eq!(s.name(a).to_bytes(), b"crc-itu-t", "named as first seen");
+    }
+
+    #[test]
+    fn pseudo_module_names() {
+        assert!(is_pseudo_name(b"bpf_prog_0123456789abcdef"));
+        assert!(is_pseudo_name(b"bpf_prog_0123456789abcdef_kdata_test"));
+        assert!(!is_pseudo_name(b"bpf_prog_put"), "a core function");
+        assert!(!is_pseudo_name(b"bpf_prog_0123456789abcdefx"));
+        assert!(is_pseudo_name(b"bpf_trampoline_6442453426"));
+        assert!(!is_pseudo_name(b"bpf_trampoline_link_prog"));
+        assert!(is_pseudo_name(b"ftrace_trampoline"));
+        assert!(!is_pseudo_name(b"ftrace_trampoline_free"));
+        assert!(is_pseudo_name(b"kprobe_insn_page"));
     }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use object::{Object, ObjectSymbol, SymbolKind};
 
+use crate::base::read::read_file;
 use crate::error::{Error, Result};
-use crate::kallsyms::read::read_file;
 
 /// One sized symbol of the ELF.
 #[derive(Clone, Debug)]

@@ -17,8 +17,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::base::read::read_file;
 use crate::error::{Error, Result};
-use crate::kallsyms::read::read_file;
 
 /// One `START-END MODULE...` line.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,16 @@
+//! The files libksym reads, parsed without copying and without deciding
+//! anything about what a symbol means (that is [`crate::rules`]):
+//!
+//! - [`kallsyms`] parses one line of /proc/kallsyms or /proc/kallmodsyms;
+//! - [`walk`] finds the lines of a text without parsing them;
+//! - [`ranges`] reads `modules.builtin.ranges`;
+//! - [`vmlinux`] reads symbol sizes from a vmlinux ELF;
+//! - [`proc_modules`] reads /proc/modules.
+//!
+//! Imports [`crate::base`] only.
+
+pub mod kallsyms;
+pub mod proc_modules;
+pub mod ranges;
+pub mod vmlinux;
+pub mod walk;

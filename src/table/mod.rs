@@ -1,0 +1,605 @@
+//! The table: one buffer holding the file, two packed arrays describing the
+//! symbols in address order, and a name index built once.
+//!
+//! Layout (for 122k symbols, 5.4 MB of text, about 1.75x the file in all):
+//! - `buf`: the file as read; each name is NUL-terminated in place (the byte
+//!   after a name, a newline or TAB, is overwritten), so names are handed out
+//!   as C strings without a copy.
+//! - `entries`: one 24-byte [`Entry`] per symbol (address, name offset and
+//!   length, size, owner, type letter), sorted: absolute symbols first, then
+//!   by address, kernel order among equals.
+//! - `sample`: every 4th address, the cache-resident top level of the
+//!   address search; the last step reads one or two lines of `entries`,
+//!   which hold the answer.
+//! - `index`: `u32` per slot, at most half full (see [`NameIndex`]): a name
+//!   lookup reads a slot, the entry, and the name.
+//!
+//! Every call therefore costs two or three cache misses in series, which is
+//! what matters when the table (9 MB) does not fit the cache.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+mod build;
+pub(crate) mod parse;
+mod symbolize;
+
+use crate::base::hash::{hash, NameIndex};
+use crate::cname::CName;
+use crate::error::{Error, Result};
+use crate::formats::kallsyms::{is_absolute_type, Format};
+use crate::formats::ranges::{self, Ranges};
+use crate::formats::vmlinux::ElfSymbols;
+use crate::rules::answer::{self, Decision, ModuleFilter};
+use crate::rules::modules::{ModId, ModuleKind, ModuleSet, OwnerId};
+use crate::rules::query::{Pattern, Query};
+use crate::rules::suggest::Suggest;
+use parse::{parse_buffer, read_and_parse, Entry, Parsed, SIZE_FAR};
+
+pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
+
+/// `ksym_symbol.flags`: the module is built into the kernel.
+pub const SYM_BUILTIN: u32 = 1;
+/// `ksym_symbol.flags`: the size is exact (vmlinux ELF or kallmodsyms).
+pub const SYM_SIZE_EXACT: u32 = 2;
+
+/// Entries per sample of the address search.
+const SAMPLE: usize = 4;
+/// Samples per top-level key.
+const FANOUT: usize = 16;
+
+/// Where the files come from. `None` means the default of each.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Default: /proc/kallmodsyms if it exists, else /proc/kallsyms.
+    pub kallsyms_path: Option<PathBuf>,
+    /// Default (`None`): /lib/modules/$(uname -r)/modules.builtin.ranges if
+    /// it exists, only for tables read from a file; an empty path: none.
+    pub builtin_ranges_path: Option<PathBuf>,
+    /// A vmlinux ELF for exact sizes. Default: none.
+    pub vmlinux_path: Option<PathBuf>,
+    /// What the cache watches for module changes. Default: /proc/modules.
+    pub modules_path: Option<PathBuf>,
+}
+
+/// A symbol as the table hands it out. Strings borrow from the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symbol<'t> {
+    pub addr: u64,
+    /// 0 when unknown (the last symbol of a region, without exact sizes).
+    pub size: u64,
+    pub name: CName<'t>,
+    /// `vmlinux` for the core kernel, else the module.
+    pub module: CName<'t>,
+    /// The nm letter as the kernel prints it.
+    pub ty: u8,
+    /// [`SYM_BUILTIN`], [`SYM_SIZE_EXACT`].
+    pub flags: u32,
+}
+
+/// The answer of [`Table::lookup`].
+#[derive(Clone, Debug)]
+pub enum Lookup<'t> {
+    /// Every match shares one address; the first in address and kernel order.
+    Found(Symbol<'t>),
+    /// Matches at different addresses: the lowest, and the error to report.
+    Ambiguous(Symbol<'t>, Error),
+}
+
+impl<'t> Lookup<'t> {
+    /// The symbol, or the ambiguity as an error.
+    pub fn unique(self) -> Result<Symbol<'t>> {
+        match self {
+            Lookup::Found(s) => Ok(s),
+            Lookup::Ambiguous(_, e) => Err(e),
+        }
+    }
+}
+
+/// Where `Symbol::size` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeSource {
+    /// Distance to the next distinct address in the same region.
+    Estimated,
+    /// The size column of /proc/kallmodsyms.
+    Kallmodsyms,
+    /// The symbol table of a vmlinux ELF.
+    Vmlinux,
+}
+
+/// Facts about how a table was built.
+#[derive(Clone, Debug)]
+pub struct Info {
+    /// The file read, or `<buffer>`.
+    pub source: String,
+    pub format: Format,
+    pub lines: usize,
+    pub file_bytes: usize,
+    /// Time to read the file (0 for buffers).
+    pub read_ns: u64,
+    /// Time spent parsing (overlapping the read, for files) and indexing.
+    pub parse_ns: u64,
+    /// Time spent attributing symbols to built-in modules and applying sizes.
+    pub attribution_ns: u64,
+    pub size_source: SizeSource,
+    /// Built-in ranges file used, if any.
+    pub builtin_ranges: Option<PathBuf>,
+    /// Things worth knowing that were not errors (skipped range sections...).
+    pub diagnostics: Vec<String>,
+}
+
+/// A module as listed by [`Table::modules`].
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleInfo<'t> {
+    pub name: CName<'t>,
+    pub kind: ModuleKind,
+    pub symbols: usize,
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// The kernel symbol table. Immutable once built; `Sync`.
+pub struct Table {
+    /// The text is `buf[base..]` (`base` puts it on a huge-page boundary; the
+    /// bytes before it are never touched).
+    buf: Vec<u8>,
+    base: usize,
+    entries: Vec<Entry>,
+    /// Absolute symbols are `0..n_abs`.
+    n_abs: usize,
+    /// Every [`SAMPLE`]th address of `entries[n_abs..]` (240 KB for 122k
+    /// symbols) and every [`FANOUT`]th of those (15 KB): with `entries`, a
+    /// three-level search tree whose top stays in L1 and whose lower levels
+    /// cost one or two cache lines each, read in parallel.
+    sample: Vec<u64>,
+    top: Vec<u64>,
+    index: NameIndex,
+    modules: ModuleSet,
+    /// (hash of the part before the first `.`, entry) of every name with a
+    /// compiler suffix, sorted; built on the first "not found".
+    suggest: OnceLock<Vec<(u64, u32)>>,
+    info: Info,
+}
+
+impl Table {
+    /// Reads and indexes the kallsyms file named by the options (default
+    /// /proc/kallmodsyms or /proc/kallsyms), with built-in module attribution
+    /// and exact sizes where the options provide them.
+    pub fn open(opts: &Options) -> Result<Table> {
+        let path = opts
+            .kallsyms_path
+            .clone()
+            .unwrap_or_else(default_kallsyms_path);
+        let (buf, parsed) = read_and_parse(&path)?;
+        let ranges = ranges::from_option(opts.builtin_ranges_path.as_deref());
+        Self::build(
+            buf,
+            parsed,
+            path.display().to_string(),
+            ranges,
+            opts.vmlinux_path.as_deref(),
+        )
+    }
+
+    /// Indexes a copy of `data` (kallsyms or kallmodsyms text). The default
+    /// built-in ranges file is not consulted for buffers (they need not come
+    /// from this machine); name one in the options to use it.
+    pub fn from_bytes(data: &[u8], opts: &Options) -> Result<Table> {
+        let source = "<buffer>".to_string();
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(data.len() + 1)
+            .map_err(|_| Error::nomem("copying the buffer"))?;
+        buf.extend_from_slice(data);
+        let parsed = parse_buffer(&mut buf, 0, &source)?;
+        let ranges = opts
+            .builtin_ranges_path
+            .clone()
+            .filter(|p| !p.as_os_str().is_empty());
+        Self::build(buf, parsed, source, ranges, opts.vmlinux_path.as_deref())
+    }
+
+    fn build(
+        mut buf: Vec<u8>,
+        parsed: Parsed,
+        source: String,
+        ranges: Option<PathBuf>,
+        vmlinux: Option<&Path>,
+    ) -> Result<Table> {
+        let t0 = Instant::now();
+        let Parsed {
+            mut entries,
+            mut hashes,
+            index,
+            mut modules,
+            format,
+            lines,
+            sorted,
+            any_addr,
+            base,
+            len: file_bytes,
+            read_ns,
+            parse_ns,
+        } = parsed;
+        if !any_addr {
+            return Err(answer::restricted(&source));
+        }
+        if format == Format::Kallmodsyms {
+            build::classify_kallmodsyms_modules(&entries, &buf, &mut modules);
+        }
+        // Table order: absolute symbols first, then by address, kernel order
+        // among equals. The core kernel part is already sorted; module
+        // parts are not, and then a stable sort of the indices reorders.
+        let mut index = index;
+        if !sorted {
+            let mut order: Vec<u32> = (0..lines as u32).collect();
+            order.sort_by_key(|&i| {
+                let e = &entries[i as usize];
+                (!is_absolute_type(e.ty), e.addr)
+            });
+            entries = order.iter().map(|&i| entries[i as usize]).collect();
+            match &mut index {
+                Some(index) => {
+                    let mut new_of = vec![0u32; lines];
+                    for (new, &old) in order.iter().enumerate() {
+                        new_of[old as usize] = new as u32;
+                    }
+                    index.renumber(&new_of);
+                }
+                None => hashes = order.iter().map(|&i| hashes[i as usize]).collect(),
+            }
+        }
+        let n_abs = entries.partition_point(|m| is_absolute_type(m.ty));
+        let index = match index {
+            Some(index) => index,
+            None => NameIndex::build(&hashes, |i| entries[i].name_off)
+                .ok_or_else(|| Error::nomem("building the name index"))?,
+        };
+        drop(hashes);
+        entries.shrink_to_fit();
+        buf.shrink_to_fit();
+
+        let sample: Vec<u64> = entries[n_abs..]
+            .iter()
+            .step_by(SAMPLE)
+            .map(|e| e.addr)
+            .collect();
+        let top = sample.iter().step_by(FANOUT).copied().collect();
+        let mut table = Table {
+            buf,
+            base,
+            entries,
+            n_abs,
+            sample,
+            top,
+            index,
+            modules,
+            suggest: OnceLock::new(),
+            info: Info {
+                source,
+                format,
+                lines,
+                file_bytes,
+                read_ns,
+                parse_ns,
+                attribution_ns: 0,
+                size_source: if format == Format::Kallmodsyms {
+                    SizeSource::Kallmodsyms
+                } else {
+                    SizeSource::Estimated
+                },
+                builtin_ranges: None,
+                diagnostics: Vec::new(),
+            },
+        };
+        // Parser time (overlapping the read for files) plus indexing.
+        table.info.parse_ns = parse_ns + t0.elapsed().as_nanos() as u64;
+        let t1 = Instant::now();
+        if let Some(path) = ranges {
+            if format == Format::Kallmodsyms {
+                table.info.diagnostics.push(format!(
+                    "{}: not used: the table comes from kallmodsyms, which names built-in modules itself",
+                    path.display()
+                ));
+            } else {
+                let r = Ranges::read(&path)?;
+                table.apply_ranges(&r);
+                table.info.builtin_ranges = Some(path);
+            }
+        }
+        if let Some(path) = vmlinux {
+            let elf = ElfSymbols::read(path)?;
+            table.apply_vmlinux_sizes(&elf, path)?;
+            table.info.size_source = SizeSource::Vmlinux;
+        }
+        table.finish_sizes_and_modules();
+        table.info.attribution_ns = t1.elapsed().as_nanos() as u64;
+        Ok(table)
+    }
+
+    /// Number of symbols (lines of the file).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn info(&self) -> &Info {
+        &self.info
+    }
+
+    /// Bytes of memory the table holds.
+    pub fn memory(&self) -> usize {
+        self.buf.capacity() - self.base
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.index.memory()
+            + (self.sample.capacity() + self.top.capacity()) * std::mem::size_of::<u64>()
+            + self.modules.memory()
+            + self.suggest.get().map_or(0, |s| s.capacity() * 16)
+            + std::mem::size_of::<Table>()
+    }
+
+    // ----- entries -------------------------------------------------------
+
+    #[inline]
+    fn name_bytes(&self, i: usize) -> &[u8] {
+        let m = self.entries[i];
+        let off = m.name_off as usize;
+        &self.buf[off..off + m.name_len()]
+    }
+
+    #[inline]
+    fn ty(&self, i: usize) -> u8 {
+        self.entries[i].ty
+    }
+
+    /// The entry's size: stored, or computed for a far next symbol.
+    fn size_of(&self, i: usize) -> u64 {
+        let m = self.entries[i];
+        if m.size != SIZE_FAR || m.exact() {
+            return m.size as u64;
+        }
+        let region = self.modules.region(m.owner);
+        let a = self.entries[i].addr;
+        (i + 1..self.len())
+            .find(|&j| {
+                self.entries[j].addr > a && self.modules.region(self.entries[j].owner) == region
+            })
+            .map_or(0, |j| self.entries[j].addr - a)
+    }
+
+    /// The entry as a [`Symbol`], reporting module `module` if given (a
+    /// symbol can belong to several built-in modules), else its first.
+    fn symbol(&self, i: usize, module: Option<ModId>) -> Symbol<'_> {
+        let m = self.entries[i];
+        let off = m.name_off as usize;
+        // The parser wrote a NUL after every name.
+        let name = CName::new(&self.buf[off..=off + m.name_len()]).unwrap_or(CName::from_cstr(c""));
+        let mid = module.unwrap_or_else(|| self.modules.primary(m.owner));
+        let mut flags = 0;
+        if self.modules.module(mid).kind == ModuleKind::Builtin {
+            flags |= SYM_BUILTIN;
+        }
+        if m.exact() {
+            flags |= SYM_SIZE_EXACT;
+        }
+        Symbol {
+            addr: self.entries[i].addr,
+            size: self.size_of(i),
+            name,
+            module: CName::from_cstr(self.modules.name(mid)),
+            ty: self.ty(i),
+            flags,
+        }
+    }
+
+    /// Calls `f` with every entry named `name` that the filter accepts.
+    #[inline]
+    fn for_each_named(&self, name: &[u8], filter: ModuleFilter, mut f: impl FnMut(usize)) {
+        if filter == ModuleFilter::Unknown {
+            return;
+        }
+        self.index.candidates(hash(name), |i, off| {
+            // The entry's load is issued before the name is compared: the
+            // two cache misses overlap.
+            let owner = self.entries[i].owner;
+            let off = off as usize;
+            let same = self.buf.get(off..off + name.len()) == Some(name)
+                && self.buf.get(off + name.len()) == Some(&0);
+            if same && filter.accepts(&self.modules, owner) {
+                f(i)
+            }
+        });
+    }
+
+    // ----- name -> symbol --------------------------------------------------
+
+    /// Looks up `name`, `module`name` or `vmlinux`name` exactly (`foo` does
+    /// not match `foo.cold` or `__pfx_foo`), as [`crate::rules::answer`]
+    /// says.
+    pub fn lookup(&self, query: &[u8]) -> Result<Lookup<'_>> {
+        // Whitespace is checked only when nothing matched: no name or module
+        // of the table contains any, so a query with some cannot match.
+        let q = Query::split(query)?;
+        match self.lookup_query(&q) {
+            Err(e) if e.code() == crate::error::NOT_FOUND => {
+                Query::parse(query)?;
+                Err(e)
+            }
+            r => r,
+        }
+    }
+
+    /// [`Table::lookup`] for a parsed query.
+    pub fn lookup_query(&self, q: &Query) -> Result<Lookup<'_>> {
+        let filter = ModuleFilter::of(q, &self.modules);
+        let mut d = Decision::default();
+        self.for_each_named(q.name, filter, |i| d.push(self.entries[i].addr, i));
+        let Some(b) = d.best() else {
+            return Err(self.not_found(q, filter));
+        };
+        let sym = self.symbol(b, filter.module());
+        if d.is_ambiguous() {
+            Ok(Lookup::Ambiguous(sym, self.ambiguity(q, filter)))
+        } else {
+            Ok(Lookup::Found(sym))
+        }
+    }
+
+    /// Every match of a query, ordered by address (kernel order among
+    /// equals). Entries identical in address, module and type (the kernel
+    /// prints a few such lines twice) are reported once.
+    pub fn lookup_all(&self, query: &[u8]) -> Result<Vec<Symbol<'_>>> {
+        let q = Query::parse(query)?;
+        let filter = ModuleFilter::of(&q, &self.modules);
+        let mut out: Vec<Symbol<'_>> = Vec::new();
+        for i in self.matches(&q, filter) {
+            let s = self.symbol(i, filter.module());
+            if !out
+                .iter()
+                .any(|o| o.addr == s.addr && o.module == s.module && o.ty == s.ty)
+            {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The entries a query matches, by address, kernel order among equals.
+    fn matches(&self, q: &Query, filter: ModuleFilter) -> Vec<usize> {
+        let mut hits = Vec::new();
+        self.for_each_named(q.name, filter, |i| hits.push(i));
+        hits.sort_unstable_by_key(|&i| (self.entries[i].addr, i));
+        hits
+    }
+
+    fn ambiguity(&self, q: &Query, filter: ModuleFilter) -> Error {
+        let mut hits = self.matches(q, filter);
+        hits.dedup_by_key(|i| self.entries[*i].addr);
+        let syms: Vec<Symbol<'_>> = hits
+            .iter()
+            .map(|&i| self.symbol(i, filter.module()))
+            .collect();
+        answer::ambiguous(
+            q,
+            syms.iter()
+                .map(|s| (s.module.to_bytes(), s.name.to_bytes(), s.addr)),
+        )
+    }
+
+    /// "not found", with the near matches [`Suggest`] picks among the
+    /// entries named like the query, its base, or its base and a suffix.
+    fn not_found(&self, q: &Query, filter: ModuleFilter) -> Error {
+        let mut s = Suggest::new(*q);
+        let base = s.base();
+        let mut offer = |i: usize| {
+            let e = self.entries[i];
+            s.offer(self.name_bytes(i), e.addr, e.owner);
+        };
+        self.for_each_named(q.name, ModuleFilter::Any, &mut offer);
+        self.for_each_named(base, ModuleFilter::Any, &mut offer);
+        for i in self.suffixed_variants(base) {
+            offer(i);
+        }
+        let near = s.finish(&self.modules, filter);
+        answer::not_found(q, filter, &self.info.source, &near)
+    }
+
+    /// Entries named `base.<suffix>`.
+    fn suffixed_variants(&self, base: &[u8]) -> Vec<usize> {
+        let idx = self.suggest.get_or_init(|| {
+            let mut v: Vec<(u64, u32)> = (0..self.len())
+                .filter_map(|i| {
+                    let name = self.name_bytes(i);
+                    let p = memchr::memchr(b'.', name)?;
+                    (p > 0).then(|| (hash(&name[..p]), i as u32))
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let h = hash(base);
+        let start = idx.partition_point(|&(k, _)| k < h);
+        idx[start..]
+            .iter()
+            .take_while(|&&(k, _)| k == h)
+            .map(|&(_, i)| i as usize)
+            .filter(|&i| {
+                let n = self.name_bytes(i);
+                n.len() > base.len() && n.starts_with(base) && n[base.len()] == b'.'
+            })
+            .collect()
+    }
+
+    // ----- patterns and modules -------------------------------------------
+
+    /// Calls `f` for every symbol matching `glob` or `modglob`glob`, in table
+    /// order (absolute symbols first, then by address). Stops when `f` breaks
+    /// and returns its value.
+    pub fn for_each_match<B>(
+        &self,
+        pattern: &[u8],
+        mut f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
+        let p = Pattern::parse(pattern)?;
+        // Which module of each owner the module glob selects (computed once per owner).
+        let owner_module: Vec<Option<ModId>> = (0..self.modules.owner_count())
+            .map(|o| {
+                let mods = self.modules.owner_modules(o as OwnerId);
+                match &p.module {
+                    None => Some(mods[0]),
+                    Some(g) => mods
+                        .iter()
+                        .copied()
+                        .find(|&m| g.matches(self.modules.name(m).to_bytes())),
+                }
+            })
+            .collect();
+        let mut visit = |i: usize| -> ControlFlow<B> {
+            match owner_module[self.entries[i].owner as usize] {
+                Some(m) => f(&self.symbol(i, Some(m))),
+                None => ControlFlow::Continue(()),
+            }
+        };
+        if let Some(lit) = p.name.literal() {
+            let mut hits = Vec::new();
+            self.for_each_named(lit, ModuleFilter::Any, |i| hits.push(i));
+            hits.sort_unstable();
+            for i in hits {
+                if let ControlFlow::Break(b) = visit(i) {
+                    return Ok(Some(b));
+                }
+            }
+        } else {
+            for i in 0..self.len() {
+                if p.name.matches(self.name_bytes(i)) {
+                    if let ControlFlow::Break(b) = visit(i) {
+                        return Ok(Some(b));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The modules: `vmlinux` first, then in order of appearance.
+    pub fn modules(&self) -> impl Iterator<Item = ModuleInfo<'_>> {
+        self.modules.iter().map(|m| ModuleInfo {
+            name: CName::from_cstr(&m.name),
+            kind: m.kind,
+            symbols: m.symbols,
+            lo: m.lo,
+            hi: m.hi,
+        })
+    }
+
+    pub fn module_count(&self) -> usize {
+        self.modules.len()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! Address to symbol: a three-level search for the highest symbol at or
+//! below an address, then the choice among the names at that address.
+
+use super::{Symbol, Table, FANOUT, SAMPLE};
+use crate::error::{Error, Result};
+
+/// How far back symbolization looks for an enclosing symbol when the nearest
+/// one below an address has an exact size that ends before it.
+const ENCLOSING_LOOKBACK: usize = 16;
+
+impl Table {
+    /// The symbol containing `addr` and the offset into it.
+    ///
+    /// The candidate is the highest symbol at or below `addr`; among several
+    /// names at that address the choice is: global (upper-case type) before
+    /// local, then not a `__pfx_` padding symbol, then kernel order; with
+    /// exact sizes, a symbol whose extent contains `addr` first. Absolute
+    /// symbols never answer. `KSYM_ERR_NOT_FOUND` below the first symbol, past
+    /// the last symbol of a region (a loadable module, a pseudo-module, the
+    /// core image), and, with exact sizes, in a gap between symbols.
+    pub fn symbolize(&self, addr: u64) -> Result<(Symbol<'_>, u64)> {
+        let p = self.count_at_or_below(addr);
+        if p == 0 {
+            return Err(Error::not_found(format!(
+                "{addr:#x} is below the lowest symbol of {}",
+                self.info.source
+            )));
+        }
+        let top = self.n_abs + p - 1;
+        let best = self.best_at(top, addr);
+        let m = self.entries[best];
+        let off = addr - self.entries[best].addr;
+        let size = self.size_of(best);
+        if m.exact() {
+            if off < size || (off == 0 && size == 0) {
+                return Ok((self.symbol(best, None), off));
+            }
+            if let Some(i) = self.enclosing(top, addr) {
+                return Ok((self.symbol(i, None), addr - self.entries[i].addr));
+            }
+            let s = self.symbol(best, None);
+            return Err(Error::not_found(format!(
+                "{addr:#x} is in a gap after {}`{}+{size:#x} (exact size)",
+                s.module.to_string_lossy(),
+                s.name.to_string_lossy()
+            )));
+        }
+        if size == 0 && off > 0 {
+            let s = self.symbol(best, None);
+            return Err(Error::not_found(format!(
+                "{addr:#x} is past the last symbol of {} ({} at {:#x})",
+                s.module.to_string_lossy(),
+                s.name.to_string_lossy(),
+                s.addr
+            )));
+        }
+        Ok((self.symbol(best, None), off))
+    }
+
+    /// How many non-absolute entries have an address `<= addr` (the index,
+    /// from `n_abs`, of the first one above it). Each level narrows to one
+    /// block of the level below, whose keys are counted rather than
+    /// bisected, so its cache lines load in parallel.
+    #[inline]
+    pub(super) fn count_at_or_below(&self, addr: u64) -> usize {
+        let t = self.top.partition_point(|&x| x <= addr);
+        if t == 0 {
+            return 0;
+        }
+        // Block `t - 1` of the sample holds the answer: the next starts above `addr`.
+        let lo = (t - 1) * FANOUT;
+        let hi = (lo + FANOUT).min(self.sample.len());
+        let s = lo
+            + self.sample[lo..hi]
+                .iter()
+                .map(|&x| (x <= addr) as usize)
+                .sum::<usize>();
+        let a = &self.entries[self.n_abs..];
+        let lo = (s - 1) * SAMPLE;
+        let hi = (lo + SAMPLE).min(a.len());
+        lo + a[lo..hi]
+            .iter()
+            .map(|e| (e.addr <= addr) as usize)
+            .sum::<usize>()
+    }
+
+    /// The preferred entry among those at `addrs[top]`.
+    fn best_at(&self, top: usize, addr: u64) -> usize {
+        let at = self.entries[top].addr;
+        let mut lo = top;
+        while lo > self.n_abs && self.entries[lo - 1].addr == at {
+            lo -= 1;
+        }
+        if lo == top {
+            return top;
+        }
+        (lo..=top)
+            .min_by_key(|&i| {
+                let m = self.entries[i];
+                let outside =
+                    m.exact() && addr - at >= m.size as u64 && !(addr == at && m.size == 0);
+                let local = self.ty(i).is_ascii_lowercase();
+                let pfx = self.name_bytes(i).starts_with(b"__pfx_");
+                (outside, local, pfx, i)
+            })
+            .unwrap_or(top)
+    }
+
+    /// With exact sizes: a symbol below `top` whose extent contains `addr`.
+    fn enclosing(&self, top: usize, addr: u64) -> Option<usize> {
+        (self.n_abs..top)
+            .rev()
+            .take(ENCLOSING_LOOKBACK)
+            .filter(|&i| {
+                let m = self.entries[i];
+                m.exact() && addr - self.entries[i].addr < m.size as u64
+            })
+            .min_by_key(|&i| {
+                let local = self.ty(i).is_ascii_lowercase();
+                (std::cmp::Reverse(self.entries[i].addr), local, i)
+            })
+    }
+}

@@ -1,0 +1,102 @@
+//! The architecture as a test: each folder of `src/` imports only the
+//! layers below it (README, "Architecture"), so no folder imports another
+//! that imports it back. Reads the source: every `crate::x` path outside a
+//! comment counts.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Folder (or top-level file) -> what it may import besides itself.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("cname", &[]),
+    ("base", &["error"]),
+    ("formats", &["error", "base"]),
+    ("rules", &["error", "base", "formats"]),
+    ("table", &["error", "cname", "base", "formats", "rules"]),
+    ("resolve", &["error", "base", "formats", "rules"]),
+    ("btf", &["error", "base", "formats", "rules"]),
+    (
+        "bpf",
+        &["error", "base", "formats", "rules", "resolve", "btf"],
+    ),
+    (
+        "ffi",
+        &[
+            "error", "cname", "base", "formats", "rules", "table", "resolve", "btf", "bpf",
+        ],
+    ),
+];
+
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::") {
+            let name: String = rest[i + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.insert(name);
+            rest = &rest[i + 7..];
+        }
+    }
+    out
+}
+
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn each_layer_imports_only_the_layers_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let layer = first.trim_end_matches(".rs").to_string();
+        if layer == "lib" {
+            continue;
+        }
+        let Some((_, allowed)) = LAYERS.iter().find(|(l, _)| *l == layer) else {
+            bad.push(format!(
+                "{}: folder `{layer}` is not in LAYERS",
+                rel.display()
+            ));
+            continue;
+        };
+        checked += 1;
+        for used in crate_paths(&std::fs::read_to_string(f).unwrap()) {
+            if used != layer && !allowed.contains(&used.as_str()) {
+                bad.push(format!("{} imports crate::{used}", rel.display()));
+            }
+        }
+    }
+    assert!(checked > 30, "only {checked} source files found");
+    assert!(bad.is_empty(), "layering broken:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_check_sees_imports() {
+    let p = crate_paths(
+        "use crate::rules::query::Query;\n// crate::table\nlet x = crate::base::hash::hash(b\"\");",
+    );
+    assert_eq!(p.into_iter().collect::<Vec<_>>(), ["base", "rules"]);
+}
