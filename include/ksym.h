@@ -198,6 +198,10 @@ struct ksym_bpf_map_info {
     uint32_t max_entries;
     uint32_t map_flags;
     /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved;
+    /**
      * Data sections: initial contents (NULL for .bss and `.maps` maps).
      */
     const void *initial_value;
@@ -222,6 +226,10 @@ struct ksym_bpf_extern_info {
      */
     bool resolved;
     /**
+     * Reserved: written zero.
+     */
+    uint8_t reserved[6];
+    /**
      * After ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
      */
     uint64_t addr;
@@ -243,6 +251,10 @@ struct ksym_bpf_reloc {
      * enum ksym_bpf_reloc_kind.
      */
     int kind;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved;
     /**
      * Extern, map, data section or subprogram name.
      */
@@ -299,6 +311,10 @@ struct ksym_table_opts {
      * No flags are defined yet: must be 0.
      */
     unsigned int flags;
+    /**
+     * Reserved: must be zero (KSYM_OPTS makes it so).
+     */
+    unsigned int reserved;
 };
 
 /**
@@ -354,6 +370,10 @@ struct ksym_symbol {
      */
     char type;
     /**
+     * Reserved: written zero.
+     */
+    uint8_t reserved[3];
+    /**
      * KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or
      * kallmodsyms).
      */
@@ -399,6 +419,10 @@ struct ksym_table_stats {
      * KSYM_STATS_* bits.
      */
     unsigned int flags;
+    /**
+     * Reserved: written zero.
+     */
+    unsigned int reserved;
 };
 
 /**
@@ -417,6 +441,10 @@ struct ksym_module_info {
      * enum ksym_module_kind.
      */
     int kind;
+    /**
+     * Reserved: written zero.
+     */
+    unsigned int reserved;
     /**
      * Symbols attributed to it.
      */

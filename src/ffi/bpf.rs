@@ -60,6 +60,8 @@ pub struct ksym_bpf_map_info {
     pub value_size: u32,
     pub max_entries: u32,
     pub map_flags: u32,
+    /// Reserved: written zero.
+    pub reserved: u32,
     /// Data sections: initial contents (NULL for .bss and `.maps` maps).
     pub initial_value: *const c_void,
     pub initial_value_size: usize,
@@ -76,6 +78,8 @@ pub struct ksym_bpf_extern_info {
     pub weak: bool,
     /// Found in kallsyms by ksym_bpf_object_resolve_ksyms.
     pub resolved: bool,
+    /// Reserved: written zero.
+    pub reserved: [u8; 6],
     /// After ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
     pub addr: u64,
 }
@@ -106,6 +110,8 @@ pub struct ksym_bpf_reloc {
     pub insn_idx: usize,
     /// enum ksym_bpf_reloc_kind.
     pub kind: c_int,
+    /// Reserved: written zero.
+    pub reserved: u32,
     /// Extern, map, data section or subprogram name.
     pub symbol: *const c_char,
     /// Map index (MAP_*), extern index (KSYM), or final insn index of the callee (CALL, FUNC).
@@ -324,6 +330,7 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             value_size: m.value_size,
             max_entries: m.max_entries,
             map_flags: m.map_flags,
+            reserved: 0,
             initial_value: iv,
             initial_value_size: ivs,
         };
@@ -402,6 +409,7 @@ pub unsafe extern "C" fn ksym_bpf_extern_info(
             name: e.name.as_ptr(),
             weak: e.weak,
             resolved: e.resolved,
+            reserved: [0; 6],
             addr: e.addr,
         };
         // SAFETY: `out` as # Safety says.
@@ -482,6 +490,7 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
             sz: std::mem::size_of::<ksym_bpf_reloc>(),
             insn_idx: r.insn_idx,
             kind: kind as c_int,
+            reserved: 0,
             symbol: r.symbol.as_ptr(),
             target: r.target,
             addend: r.addend,

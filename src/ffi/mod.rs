@@ -221,6 +221,16 @@ pub(crate) fn check_flags(flags: u32, known: u32, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A reserved field of an input struct must be zero.
+pub(crate) fn check_reserved(v: u32, what: &str) -> Result<()> {
+    if v != 0 {
+        return Err(Error::invalid(format!(
+            "{what} is {v:#x}: reserved fields must be zero (declare the struct with KSYM_OPTS)"
+        )));
+    }
+    Ok(())
+}
+
 /// Version string "MAJOR.MINOR.PATCH". Static.
 #[no_mangle]
 pub extern "C" fn ksym_version() -> *const c_char {

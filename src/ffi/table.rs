@@ -27,6 +27,8 @@ pub struct ksym_table_opts {
     pub modules_path: *const c_char,
     /// No flags are defined yet: must be 0.
     pub flags: c_uint,
+    /// Reserved: must be zero (KSYM_OPTS makes it so).
+    pub reserved: c_uint,
 }
 
 impl Default for ksym_table_opts {
@@ -38,6 +40,7 @@ impl Default for ksym_table_opts {
             vmlinux_path: std::ptr::null(),
             modules_path: std::ptr::null(),
             flags: 0,
+            reserved: 0,
         }
     }
 }
@@ -62,6 +65,8 @@ pub struct ksym_symbol {
     pub module: *const c_char,
     /// nm letter as printed by the kernel: 't', 'T', 'd', 'W', ...
     pub r#type: c_char,
+    /// Reserved: written zero.
+    pub reserved: [u8; 3],
     /// KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or
     /// kallmodsyms).
     pub flags: c_uint,
@@ -76,6 +81,7 @@ impl From<&Symbol<'_>> for ksym_symbol {
             name: s.name.with_nul().as_ptr().cast(),
             module: s.module.with_nul().as_ptr().cast(),
             r#type: s.ty as c_char,
+            reserved: [0; 3],
             flags: s.flags,
         }
     }
@@ -105,6 +111,7 @@ pub struct ksym_table {
 /// The strings of `o` are NULL or NUL-terminated.
 unsafe fn make_options(o: &ksym_table_opts) -> Result<Options> {
     check_flags(o.flags, KSYM_TABLE_FLAGS_ALL, "ksym_table_opts.flags")?;
+    super::check_reserved(o.reserved, "ksym_table_opts.reserved")?;
     // SAFETY: NULL or NUL-terminated strings (# Safety).
     unsafe {
         Ok(Options {
@@ -371,6 +378,8 @@ pub struct ksym_table_stats {
     pub attribution_ns: u64,
     /// KSYM_STATS_* bits.
     pub flags: c_uint,
+    /// Reserved: written zero.
+    pub reserved: c_uint,
 }
 
 /// ksym_table_stats.flags: the table was read from /proc/kallmodsyms text.
@@ -415,6 +424,7 @@ pub unsafe extern "C" fn ksym_table_stats(
             parse_ns: i.parse_ns,
             attribution_ns: i.attribution_ns,
             flags,
+            reserved: 0,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { super::write_out(out, s, "out") }?;
@@ -446,6 +456,8 @@ pub struct ksym_module_info {
     pub name: *const c_char,
     /// enum ksym_module_kind.
     pub kind: c_int,
+    /// Reserved: written zero.
+    pub reserved: c_uint,
     /// Symbols attributed to it.
     pub symbols: usize,
     /// Lowest and highest symbol address (absolute symbols excluded; 0 when none).
@@ -497,6 +509,7 @@ pub unsafe extern "C" fn ksym_table_module(
             sz: std::mem::size_of::<ksym_module_info>(),
             name: m.name.with_nul().as_ptr().cast(),
             kind: kind as c_int,
+            reserved: 0,
             symbols: m.symbols,
             lo: m.lo,
             hi: m.hi,
