@@ -13,8 +13,10 @@
 //!   the grammar, module ownership and attribution, the match and
 //!   ambiguity decision, the restricted check, near-match suggestions.
 //! - The consumers: [`table`] (the indexed symbol table), [`resolve`]
-//!   (one streaming pass, and the pull-through cache), [`bpf`] (BPF ELF
-//!   objects, which resolve their externs through `resolve`).
+//!   (one streaming pass, and the pull-through cache), [`btf`] (the
+//!   kernel's BTF and attach targets, with a table for addresses), [`bpf`]
+//!   (BPF ELF objects, which resolve their externs through `resolve` and
+//!   their BTF needs through `btf`).
 //! - `ffi`: the C ABI, on top of everything; the only layer that sees raw
 //!   pointers.
 //!
@@ -26,6 +28,7 @@
 
 pub mod base;
 pub mod bpf;
+pub mod btf;
 pub mod cname;
 pub mod error;
 pub mod formats;

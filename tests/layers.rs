@@ -15,10 +15,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("rules", &["error", "base", "formats"]),
     ("table", &["error", "cname", "base", "formats", "rules"]),
     ("resolve", &["error", "base", "formats", "rules"]),
-    ("btf", &["error", "base", "formats", "rules"]),
+    (
+        "btf",
+        &["error", "cname", "base", "formats", "rules", "table"],
+    ),
     (
         "bpf",
-        &["error", "base", "formats", "rules", "resolve", "btf"],
+        &[
+            "error", "cname", "base", "formats", "rules", "table", "resolve", "btf",
+        ],
     ),
     (
         "ffi",

@@ -1,5 +1,6 @@
-//! The one system interface the core needs beyond `std`: advice to back a
-//! large buffer with transparent huge pages.
+//! The system interfaces the core needs beyond `std`: advice to back a
+//! large buffer with transparent huge pages, and the `bpf()` commands that
+//! find the kernel's BTF objects ([`bpf`]).
 //!
 //! Reading /proc/kallsyms into fresh memory costs one page fault per 4 KiB
 //! (about 1,300 for 5.4 MB, several milliseconds in a VM); with huge pages
@@ -39,5 +40,73 @@ pub fn advise_hugepages(buf: &mut [u8]) {
                 libc::MADV_HUGEPAGE,
             );
         }
+    }
+}
+
+/// The few `bpf()` commands the core issues itself: finding the kernel's
+/// BTF objects (vmlinux and one per module with BTF) and their fds.
+pub mod bpf {
+    use std::io;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+    const BPF_BTF_GET_FD_BY_ID: libc::c_long = 19;
+    const BPF_BTF_GET_NEXT_ID: libc::c_long = 23;
+
+    /// `bpf(cmd, attr, size)`: the result or the errno.
+    fn bpf(cmd: libc::c_long, attr: &mut [u8]) -> io::Result<libc::c_long> {
+        // SAFETY: `attr` is a valid, writable buffer of the size given; the
+        // kernel reads and writes at most that many bytes of it, and every
+        // pointer the commands below put inside it refers to memory that
+        // outlives the call.
+        let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), attr.len()) };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r)
+        }
+    }
+
+    /// The BTF object id after `start` (`BPF_BTF_GET_NEXT_ID`); `None`
+    /// after the last.
+    pub fn btf_next_id(start: u32) -> io::Result<Option<u32>> {
+        let mut attr = [0u8; 12];
+        attr[0..4].copy_from_slice(&start.to_ne_bytes());
+        match bpf(BPF_BTF_GET_NEXT_ID, &mut attr) {
+            Ok(_) => Ok(Some(u32::from_ne_bytes([
+                attr[4], attr[5], attr[6], attr[7],
+            ]))),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An fd for BTF object `id` (`BPF_BTF_GET_FD_BY_ID`).
+    pub fn btf_fd(id: u32) -> io::Result<OwnedFd> {
+        let mut attr = [0u8; 12];
+        attr[0..4].copy_from_slice(&id.to_ne_bytes());
+        let fd = bpf(BPF_BTF_GET_FD_BY_ID, &mut attr)?;
+        // SAFETY: the kernel returned a new file descriptor that nothing
+        // else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    }
+
+    /// What the kernel says of a BTF object: (id, name, kernel BTF).
+    pub fn btf_info(fd: &OwnedFd) -> io::Result<(u32, Vec<u8>, bool)> {
+        use std::os::fd::AsRawFd;
+        let mut name = [0u8; 64];
+        // struct bpf_btf_info: btf, btf_size, id, name, name_len, kernel_btf.
+        let mut info = [0u8; 32];
+        info[16..24].copy_from_slice(&(name.as_mut_ptr() as u64).to_ne_bytes());
+        info[24..28].copy_from_slice(&(name.len() as u32).to_ne_bytes());
+        let mut attr = [0u8; 16];
+        attr[0..4].copy_from_slice(&(fd.as_raw_fd() as u32).to_ne_bytes());
+        attr[4..8].copy_from_slice(&(info.len() as u32).to_ne_bytes());
+        attr[8..16].copy_from_slice(&(info.as_mut_ptr() as u64).to_ne_bytes());
+        bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr)?;
+        let id = u32::from_ne_bytes([info[12], info[13], info[14], info[15]]);
+        let kernel = u32::from_ne_bytes([info[28], info[29], info[30], info[31]]) != 0;
+        let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        Ok((id, name[..len].to_vec(), kernel))
     }
 }

@@ -5,10 +5,14 @@
 //! - [`walk`] finds the lines of a text without parsing them;
 //! - [`ranges`] reads `modules.builtin.ranges`;
 //! - [`vmlinux`] reads symbol sizes from a vmlinux ELF;
-//! - [`proc_modules`] reads /proc/modules.
+//! - [`proc_modules`] reads /proc/modules;
+//! - [`btf`] reads BTF (base and split) without copying;
+//! - [`filter_functions`] reads tracefs' `available_filter_functions(_addrs)`.
 //!
 //! Imports [`crate::base`] only.
 
+pub mod btf;
+pub mod filter_functions;
 pub mod kallsyms;
 pub mod proc_modules;
 pub mod ranges;

@@ -10,6 +10,11 @@
 //!   different addresses make the answer ambiguous.
 //! - The errors: [`not_found`] (with near matches, see
 //!   [`super::suggest`]), [`ambiguous`], [`restricted`], [`empty`].
+//! - Kernel BTF ([`BtfScope`]): types have ids, not addresses; a name is
+//!   answered by vmlinux's BTF first (libbpf's order, and the function
+//!   the kernel attaches to), by a module's only when vmlinux has none,
+//!   and a name that several modules define is ambiguous
+//!   ([`btf_ambiguous`]).
 
 use super::modules::{ModId, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER};
 use super::query::Query;
@@ -168,6 +173,72 @@ pub fn not_found(q: &Query<'_>, filter: ModuleFilter, source: &str, near: &[Stri
     } else {
         Error::not_found(format!("{what}; did you mean {}?", near.join(", ")))
     }
+}
+
+/// Where kernel BTF answers a query: `name` in vmlinux's BTF, else in
+/// the one module whose BTF has it; `vmlinux`name` in vmlinux's only;
+/// `ext4`name` in ext4's only (a built-in module's types are in vmlinux's
+/// BTF: the module is checked through kallsyms where that is possible).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BtfScope<'q> {
+    Any,
+    Vmlinux,
+    Module(&'q [u8]),
+}
+
+impl<'q> BtfScope<'q> {
+    pub fn of(q: &Query<'q>) -> BtfScope<'q> {
+        match q.module {
+            None => BtfScope::Any,
+            Some(_) if q.is_vmlinux() => BtfScope::Vmlinux,
+            Some(m) => BtfScope::Module(m),
+        }
+    }
+}
+
+/// `KSYM_ERR_AMBIGUOUS`: `q` is not in vmlinux's BTF but in several
+/// modules'.
+pub fn btf_ambiguous(q: &Query<'_>, what: &str, modules: &[&[u8]]) -> Error {
+    let list: Vec<String> = modules
+        .iter()
+        .map(|m| {
+            format!(
+                "`{}`{}`",
+                String::from_utf8_lossy(m),
+                String::from_utf8_lossy(q.name)
+            )
+        })
+        .collect();
+    Error::new(
+        AMBIGUOUS,
+        format!(
+            "{what} `{q}` is not in vmlinux's BTF but in {} modules' ({}): name one as module`name",
+            modules.len(),
+            list.join(", ")
+        ),
+    )
+}
+
+/// `KSYM_ERR_NOT_FOUND` for kernel BTF: no `name` (of `kind`, when one
+/// was asked) where `scope` says it was looked for; `elsewhere` lists the
+/// same name of other kinds or in other BTF objects.
+pub fn btf_not_found(
+    what: &str,
+    q: &Query<'_>,
+    name: &[u8],
+    kind: Option<&str>,
+    scope: &str,
+    elsewhere: &[String],
+) -> Error {
+    let kind = kind.map(|k| format!(" {k}")).unwrap_or_default();
+    let mut msg = format!(
+        "{what} `{q}`: no{kind} `{}` {scope}",
+        String::from_utf8_lossy(name)
+    );
+    if !elsewhere.is_empty() {
+        msg += &format!("; there is {}", elsewhere.join(", "));
+    }
+    Error::not_found(msg)
 }
 
 /// `KSYM_ERR_RESTRICTED`: every address of `source` is zero.

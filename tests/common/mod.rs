@@ -52,8 +52,29 @@ impl Drop for TempDir {
     }
 }
 
+/// A part of a test that needs this machine's kernel and cannot run here.
+/// With `KSYM_REQUIRE_KERNEL=1` (CI, as root) that is a failure; otherwise
+/// the reason goes to `target/tmp/ksym-skipped`, which `make test` prints
+/// after the Rust tests, so that a skip is always one visible line.
+pub fn skip(why: &str) {
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    if std::env::var("KSYM_REQUIRE_KERNEL").as_deref() == Ok("1") {
+        panic!("KSYM_REQUIRE_KERNEL=1, but {test} cannot run: {why}");
+    }
+    use std::io::Write;
+    let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ksym-skipped");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+    {
+        let _ = writeln!(f, "SKIP {test}: {why}");
+    }
+    eprintln!("SKIP {test}: {why}");
+}
+
 /// /proc/kallsyms when this process can read real addresses; otherwise
-/// `None`, after saying so on stderr (the caller reports a skip).
+/// `None`, after reporting a [`skip`].
 pub fn live_kallsyms() -> Option<Vec<u8>> {
     match std::fs::read("/proc/kallsyms") {
         Ok(b)
@@ -64,13 +85,11 @@ pub fn live_kallsyms() -> Option<Vec<u8>> {
             Some(b)
         }
         Ok(_) => {
-            eprintln!(
-                "SKIP (live part): /proc/kallsyms hides addresses (kptr_restrict / CAP_SYSLOG)"
-            );
+            skip("/proc/kallsyms hides addresses (kptr_restrict / CAP_SYSLOG)");
             None
         }
         Err(e) => {
-            eprintln!("SKIP (live part): cannot read /proc/kallsyms: {e}");
+            skip(&format!("cannot read /proc/kallsyms: {e}"));
             None
         }
     }

@@ -1,0 +1,562 @@
+//! The kernel's BTF: vmlinux's (`/sys/kernel/btf/vmlinux`, or a file) and
+//! every module's split BTF (`/sys/kernel/btf/<module>`), each read once
+//! into one buffer and indexed by name when first asked; the kernel's ids
+//! and fds of those BTF objects; the kernel symbols (kallsyms) and the
+//! functions ftrace can patch (tracefs), for attach targets.
+//!
+//! Lookups follow [`crate::rules`]: the query grammar, and
+//! [`BtfScope`] for which BTF answers. The handle is internally
+//! synchronised (everything lazy is behind a `OnceLock` or a mutex): any
+//! number of objects and threads can share one.
+
+mod index;
+mod objects;
+pub mod targets;
+
+use std::collections::HashSet;
+use std::ffi::{CStr, CString};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::cname::CName;
+use crate::error::{Error, Result, NOT_FOUND};
+use crate::formats::btf::{self as raw, kind_name, Btf};
+use crate::formats::filter_functions;
+use crate::rules::answer::{self, btf_ambiguous, BtfScope};
+use crate::rules::modules::ModuleKind;
+use crate::rules::query::{module_eq, Query};
+use crate::table::{Options as TableOptions, Table};
+pub use index::Indexed;
+use objects::Objects;
+
+/// The running kernel's BTF.
+pub const SYS_BTF: &str = "/sys/kernel/btf";
+
+/// Where the BTF and the rest come from (`None`: the running kernel's).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// vmlinux's BTF: raw BTF or an ELF with `.BTF`.
+    pub vmlinux_btf_path: Option<PathBuf>,
+    /// A directory of module BTF files named by module (raw or ELF); an
+    /// empty path: no module BTF.
+    pub module_btf_dir: Option<PathBuf>,
+    /// `available_filter_functions(_addrs)`; an empty path: do not check.
+    pub filter_functions_path: Option<PathBuf>,
+    /// The kernel config (`.kconfig` externs).
+    pub kconfig_path: Option<PathBuf>,
+    /// kallsyms, for the addresses of function targets.
+    pub kallsyms_path: Option<PathBuf>,
+}
+
+/// What is known of the functions ftrace can attach to.
+#[derive(Debug)]
+pub enum FilterFunctions {
+    /// Not checked (an empty `filter_functions_path`).
+    NotChecked,
+    /// tracefs could not be read: the reason (targets then rely on BTF
+    /// and kallsyms alone).
+    Unavailable(String),
+    /// The names (`name`, or `module`name` for modules).
+    Names(HashSet<Vec<u8>>),
+    /// The patch sites (`_addrs`), sorted, and the names.
+    Sites(Vec<u64>, HashSet<Vec<u8>>),
+}
+
+impl FilterFunctions {
+    /// May `module`name` at `[addr, addr + size)` be patched by ftrace?
+    /// (`true` when nothing is known.)
+    pub fn allows(&self, module: &[u8], name: &[u8], addr: u64, size: u64) -> bool {
+        let key = |m: &[u8]| -> Vec<u8> {
+            if m == b"vmlinux" {
+                name.to_vec()
+            } else {
+                [m, b"`", name].concat()
+            }
+        };
+        match self {
+            FilterFunctions::NotChecked | FilterFunctions::Unavailable(_) => true,
+            FilterFunctions::Names(n) => n.contains(&key(module)),
+            FilterFunctions::Sites(sites, n) => {
+                if size == 0 || addr == 0 {
+                    return n.contains(&key(module));
+                }
+                let i = sites.partition_point(|&s| s < addr);
+                sites.get(i).is_some_and(|&s| s < addr.saturating_add(size))
+            }
+        }
+    }
+
+    fn load(opt: Option<&Path>) -> Result<FilterFunctions> {
+        let candidates: Vec<PathBuf> = match opt {
+            Some(p) if p.as_os_str().is_empty() => return Ok(FilterFunctions::NotChecked),
+            Some(p) => vec![p.to_path_buf()],
+            None => ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+                .iter()
+                .flat_map(|d| {
+                    [
+                        Path::new(d).join("available_filter_functions_addrs"),
+                        Path::new(d).join("available_filter_functions"),
+                    ]
+                })
+                .collect(),
+        };
+        let mut why = Vec::new();
+        for path in &candidates {
+            let text = match std::fs::read(path) {
+                Ok(t) => t,
+                Err(e) if opt.is_some() => {
+                    return Err(Error::io(&e, format!("cannot read {}", path.display())))
+                }
+                Err(e) => {
+                    why.push(format!("{}: {e}", path.display()));
+                    continue;
+                }
+            };
+            let lines = filter_functions::parse(&text, &path.display().to_string())?;
+            let names: HashSet<Vec<u8>> = lines
+                .iter()
+                .map(|f| match f.module {
+                    None => f.name.to_vec(),
+                    Some(m) => [m, b"`", f.name].concat(),
+                })
+                .collect();
+            let mut sites: Vec<u64> = lines.iter().filter_map(|f| f.addr).collect();
+            if sites.len() == lines.len() && !sites.is_empty() {
+                sites.sort_unstable();
+                return Ok(FilterFunctions::Sites(sites, names));
+            }
+            return Ok(FilterFunctions::Names(names));
+        }
+        // The usual reasons: tracefs not mounted, or reading it refused
+        // (EPERM under lockdown or in some VMs).
+        Ok(FilterFunctions::Unavailable(why.join("; ")))
+    }
+}
+
+/// A module's BTF, read when first needed.
+struct ModuleBtf {
+    name: CString,
+    path: PathBuf,
+    blob: OnceLock<Result<Indexed>>,
+}
+
+/// A type found by [`KernelBtf::find`].
+#[derive(Clone, Copy, Debug)]
+pub struct Found<'k> {
+    /// 0 for vmlinux, `k + 1` for module `k`.
+    pub obj: usize,
+    pub id: u32,
+    pub kind: u32,
+    pub name: CName<'k>,
+}
+
+/// The kernel's BTF, with what attach targets need.
+pub struct KernelBtf {
+    vmlinux: Indexed,
+    vmlinux_path: PathBuf,
+    modules: Vec<ModuleBtf>,
+    /// Module BTF from /sys/kernel/btf: the kernel has objects for it.
+    live: bool,
+    objects: Objects,
+    filter_path: Option<PathBuf>,
+    filter: OnceLock<Result<FilterFunctions>>,
+    kallsyms_path: Option<PathBuf>,
+    table: OnceLock<Result<Table>>,
+    pub kconfig_path: Option<PathBuf>,
+}
+
+/// Facts about a [`KernelBtf`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Types of vmlinux's BTF.
+    pub vmlinux_types: u32,
+    /// Modules with BTF, and how many were read.
+    pub modules: usize,
+    pub modules_read: usize,
+    pub memory: usize,
+    /// The state of the filter functions, if they were asked for.
+    pub filter_checked: bool,
+    pub filter_sites: bool,
+    pub filter_unavailable: bool,
+    /// The kernel's BTF object ids could be listed.
+    pub objects_listed: bool,
+}
+
+static VMLINUX_NAME: &CStr = c"vmlinux";
+
+impl KernelBtf {
+    /// Reads vmlinux's BTF and lists the modules' (read when first used).
+    pub fn open(opts: &Options) -> Result<KernelBtf> {
+        let vmlinux_path = opts
+            .vmlinux_btf_path
+            .clone()
+            .unwrap_or_else(|| Path::new(SYS_BTF).join("vmlinux"));
+        let data = raw::read_file(&vmlinux_path).map_err(|e| {
+            if e.code() == NOT_FOUND && opts.vmlinux_btf_path.is_none() {
+                Error::not_found(format!(
+                    "{}: the running kernel has no BTF (built without CONFIG_DEBUG_INFO_BTF?); \
+                     name a vmlinux or raw BTF file in vmlinux_btf_path",
+                    vmlinux_path.display()
+                ))
+            } else {
+                e
+            }
+        })?;
+        let btf = Btf::parse(data).map_err(|e| e.context(vmlinux_path.display()))?;
+        if btf.end_id() <= 1 {
+            return Err(Error::format(format!(
+                "{}: BTF without types",
+                vmlinux_path.display()
+            )));
+        }
+        let vmlinux = Indexed::new(Arc::new(btf))?;
+        let dir = match &opts.module_btf_dir {
+            Some(d) if d.as_os_str().is_empty() => None,
+            Some(d) => Some(d.clone()),
+            None => Some(PathBuf::from(SYS_BTF)),
+        };
+        let mut modules = Vec::new();
+        let mut live = false;
+        if let Some(dir) = &dir {
+            live = std::fs::canonicalize(dir).is_ok_and(|d| d == Path::new(SYS_BTF));
+            match std::fs::read_dir(dir) {
+                Ok(rd) => {
+                    for e in rd.flatten() {
+                        let name = e.file_name();
+                        let name = name.as_encoded_bytes();
+                        if name == b"vmlinux" || name.starts_with(b".") || name.contains(&0) {
+                            continue;
+                        }
+                        if e.path() == vmlinux_path {
+                            continue;
+                        }
+                        modules.push(ModuleBtf {
+                            name: CString::new(name).unwrap_or_default(),
+                            path: e.path(),
+                            blob: OnceLock::new(),
+                        });
+                    }
+                }
+                Err(e)
+                    if opts.module_btf_dir.is_none()
+                        && e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&e, format!("cannot list {}", dir.display()))),
+            }
+        }
+        modules.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(KernelBtf {
+            vmlinux,
+            vmlinux_path,
+            modules,
+            live,
+            objects: Objects::default(),
+            filter_path: opts.filter_functions_path.clone(),
+            filter: OnceLock::new(),
+            kallsyms_path: opts.kallsyms_path.clone(),
+            table: OnceLock::new(),
+            kconfig_path: opts.kconfig_path.clone(),
+        })
+    }
+
+    /// vmlinux's BTF.
+    pub fn vmlinux(&self) -> &Indexed {
+        &self.vmlinux
+    }
+
+    /// Number of BTF objects: vmlinux and the modules.
+    pub fn object_count(&self) -> usize {
+        1 + self.modules.len()
+    }
+
+    /// The module name of object `obj` (`vmlinux` for 0).
+    pub fn object_name(&self, obj: usize) -> &CStr {
+        match obj {
+            0 => VMLINUX_NAME,
+            k => &self.modules[k - 1].name,
+        }
+    }
+
+    /// The object of module `name` (`-` and `_` equal).
+    pub fn module_object(&self, name: &[u8]) -> Option<usize> {
+        self.modules
+            .iter()
+            .position(|m| module_eq(m.name.to_bytes(), name))
+            .map(|k| k + 1)
+    }
+
+    /// Object `obj`'s BTF, read and indexed when first asked. A module
+    /// whose BTF went away since [`KernelBtf::open`] (unloaded) is
+    /// `KSYM_ERR_NOT_FOUND`, saying so.
+    pub fn object(&self, obj: usize) -> Result<&Indexed> {
+        if obj == 0 {
+            return Ok(&self.vmlinux);
+        }
+        let m = &self.modules[obj - 1];
+        m.blob
+            .get_or_init(|| {
+                let shown = m.path.display();
+                let data = raw::read_file(&m.path).map_err(|e| {
+                    if e.code() == NOT_FOUND {
+                        Error::not_found(format!(
+                            "{shown}: the BTF of module `{}` is gone (unloaded since the BTF was opened?)",
+                            m.name.to_string_lossy()
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
+                let btf = Btf::parse_split(data, self.vmlinux.btf.clone())
+                    .map_err(|e| e.context(format!("{shown} (split BTF on {})", self.vmlinux_path.display())))?;
+                Indexed::new(Arc::new(btf))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The kernel's id of object `obj` (0 for vmlinux, or when unknown).
+    pub fn object_id(&self, obj: usize) -> u32 {
+        if obj == 0 || !self.live {
+            return 0;
+        }
+        self.objects
+            .id(self.object_name(obj).to_bytes())
+            .unwrap_or(0)
+    }
+
+    /// An fd of object `obj` for BPF_PROG_LOAD, owned by this handle: 0 for
+    /// vmlinux, -1 (and why) when not available (BTF from files, no bpf()).
+    pub fn object_fd(&self, obj: usize) -> std::result::Result<i32, String> {
+        if obj == 0 {
+            return Ok(0);
+        }
+        if !self.live {
+            return Err(format!(
+                "module BTF read from files ({}): the kernel has no object for it",
+                self.modules[obj - 1].path.display()
+            ));
+        }
+        self.objects.fd(self.object_name(obj).to_bytes())
+    }
+
+    /// The functions ftrace can attach to, read when first asked.
+    pub fn filter_functions(&self) -> Result<&FilterFunctions> {
+        self.filter
+            .get_or_init(|| FilterFunctions::load(self.filter_path.as_deref()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The kernel symbols, read when first asked (kallsyms_path, or the
+    /// running kernel's).
+    pub fn symbols(&self) -> Result<&Table> {
+        self.table
+            .get_or_init(|| {
+                Table::open(&TableOptions {
+                    kallsyms_path: self.kallsyms_path.clone(),
+                    builtin_ranges_path: if self.kallsyms_path.is_some() {
+                        Some(PathBuf::new())
+                    } else {
+                        None
+                    },
+                    ..Default::default()
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Looks up `name`, `module`name` or `vmlinux`name` of `kind` (0: any
+    /// kind) as [`BtfScope`] says. BTF names may hold spaces (`unsigned
+    /// int`): the query is split at its backtick only.
+    pub fn find(&self, query: &[u8], kind: u32) -> Result<Found<'_>> {
+        let q = Query::split(query)?;
+        self.find_query(&q, b"", kind, "type")
+    }
+
+    /// [`KernelBtf::find`] for a parsed query whose name is looked up with
+    /// `prefix` in front (`btf_trace_` for tracepoints...); `what` names
+    /// the query in messages.
+    pub fn find_query(
+        &self,
+        q: &Query<'_>,
+        prefix: &[u8],
+        kind: u32,
+        what: &str,
+    ) -> Result<Found<'_>> {
+        let full: Vec<u8> = [prefix, q.name].concat();
+        let found = |obj: usize| -> Result<Option<Found<'_>>> {
+            let blob = self.object(obj)?;
+            Ok(blob.first(&full, kind).map(|id| self.found(obj, blob, id)))
+        };
+        match BtfScope::of(q) {
+            BtfScope::Vmlinux => {
+                if let Some(f) = found(0)? {
+                    return Ok(f);
+                }
+            }
+            BtfScope::Module(m) => match self.module_object(m) {
+                Some(obj) => {
+                    if let Some(f) = found(obj)? {
+                        return Ok(f);
+                    }
+                }
+                None => return self.builtin_module(q, m, &full, kind, what),
+            },
+            BtfScope::Any => {
+                if let Some(f) = found(0)? {
+                    return Ok(f);
+                }
+                let mut hits: Vec<Found<'_>> = Vec::new();
+                for obj in 1..self.object_count() {
+                    // A module whose BTF went away has nothing to say.
+                    if let Ok(Some(f)) = found(obj) {
+                        hits.push(f);
+                    }
+                }
+                match hits.len() {
+                    0 => {}
+                    1 => return Ok(hits[0]),
+                    _ => {
+                        let names: Vec<&[u8]> = hits
+                            .iter()
+                            .map(|f| self.object_name(f.obj).to_bytes())
+                            .collect();
+                        return Err(btf_ambiguous(q, what, &names));
+                    }
+                }
+            }
+        }
+        Err(self.not_found(q, &full, kind, what))
+    }
+
+    /// `module`name` for a module without BTF of its own: built in (its
+    /// types are in vmlinux's BTF, and kallsyms says which functions are
+    /// its own), or not there at all.
+    fn builtin_module(
+        &self,
+        q: &Query<'_>,
+        m: &[u8],
+        full: &[u8],
+        kind: u32,
+        what: &str,
+    ) -> Result<Found<'_>> {
+        let builtin = self.symbols().ok().is_some_and(|t| {
+            t.modules()
+                .any(|mi| module_eq(mi.name.to_bytes(), m) && mi.kind == ModuleKind::Builtin)
+        });
+        if builtin {
+            if let Some(id) = self.vmlinux.first(full, kind) {
+                let is_func = self
+                    .vmlinux
+                    .btf
+                    .ty(id)
+                    .is_some_and(|t| t.kind() == raw::KIND_FUNC);
+                // A function must be the module's own, as kallsyms attributes it.
+                let owned = !is_func
+                    || self
+                        .symbols()
+                        .is_ok_and(|t| t.lookup(&[m, b"`", full].concat()).is_ok());
+                if owned {
+                    return Ok(self.found(0, &self.vmlinux, id));
+                }
+            }
+        }
+        let known: Vec<String> = self
+            .modules
+            .iter()
+            .take(8)
+            .map(|m| m.name.to_string_lossy().into_owned())
+            .collect();
+        Err(Error::not_found(format!(
+            "{what} `{q}`: no BTF for module `{}` in {} (not loaded; or built in: then its types are \
+             in vmlinux's BTF, found as `vmlinux`{}` or `{}`){}",
+            String::from_utf8_lossy(m),
+            self.modules_dir_shown(),
+            String::from_utf8_lossy(q.name),
+            String::from_utf8_lossy(q.name),
+            if known.is_empty() {
+                String::new()
+            } else {
+                format!("; modules with BTF: {}{}", known.join(", "), if self.modules.len() > 8 { ", ..." } else { "" })
+            }
+        )))
+    }
+
+    fn modules_dir_shown(&self) -> String {
+        self.modules
+            .first()
+            .and_then(|m| m.path.parent())
+            .map_or_else(
+                || "the module BTF directory".into(),
+                |p| p.display().to_string(),
+            )
+    }
+
+    fn found<'k>(&'k self, obj: usize, blob: &'k Indexed, id: u32) -> Found<'k> {
+        let t = blob.btf.ty(id);
+        let name = t
+            .and_then(|t| blob.btf.cstr(t.name_off))
+            .and_then(CName::new)
+            .unwrap_or(CName::from_cstr(c""));
+        Found {
+            obj,
+            id,
+            kind: t.map_or(0, |t| t.kind()),
+            name,
+        }
+    }
+
+    /// "not found", with where else the name is: another kind, another
+    /// BTF object.
+    fn not_found(&self, q: &Query<'_>, full: &[u8], kind: u32, what: &str) -> Error {
+        let mut elsewhere: Vec<String> = Vec::new();
+        for obj in 0..self.object_count() {
+            let Ok(blob) = self.object(obj) else { continue };
+            blob.each_named(full, |id| {
+                let k = blob.btf.ty(id).map_or(0, |t| t.kind());
+                let s = format!(
+                    "{} `{}`{}`",
+                    kind_name(k),
+                    self.object_name(obj).to_string_lossy(),
+                    String::from_utf8_lossy(full)
+                );
+                if elsewhere.len() < 5 && !elsewhere.contains(&s) {
+                    elsewhere.push(s);
+                }
+            });
+        }
+        let scope = match BtfScope::of(q) {
+            BtfScope::Any => format!(
+                "in the BTF of vmlinux ({}) or of any module",
+                self.vmlinux_path.display()
+            ),
+            BtfScope::Vmlinux => format!("in vmlinux's BTF ({})", self.vmlinux_path.display()),
+            BtfScope::Module(m) => format!("in the BTF of module `{}`", String::from_utf8_lossy(m)),
+        };
+        let kind = (kind != 0).then(|| kind_name(kind));
+        answer::btf_not_found(what, q, full, kind, &scope, &elsewhere)
+    }
+
+    /// Facts: sizes, what was read, what tracefs said.
+    pub fn stats(&self) -> Stats {
+        let read: Vec<&Indexed> = self
+            .modules
+            .iter()
+            .filter_map(|m| m.blob.get().and_then(|b| b.as_ref().ok()))
+            .collect();
+        let filter = self.filter.get().and_then(|f| f.as_ref().ok());
+        Stats {
+            vmlinux_types: self.vmlinux.btf.end_id() - 1,
+            modules: self.modules.len(),
+            modules_read: read.len(),
+            memory: self.vmlinux.memory() + read.iter().map(|b| b.memory()).sum::<usize>(),
+            filter_checked: matches!(
+                filter,
+                Some(FilterFunctions::Names(_) | FilterFunctions::Sites(..))
+            ),
+            filter_sites: matches!(filter, Some(FilterFunctions::Sites(..))),
+            filter_unavailable: matches!(filter, Some(FilterFunctions::Unavailable(_))),
+            objects_listed: self.objects.listed(),
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Attach targets: where a program of a given kind attaches in the
+//! kernel, looked up one at a time ([`KernelBtf::target`]) or listed from
+//! a pattern ([`KernelBtf::expand`]).
+//!
+//! The BTF type a target names is libbpf's (`find_attach_btf_id`): a FUNC
+//! of the same name for fentry/fexit/fmod_ret, `bpf_lsm_<hook>` for LSM,
+//! `bpf_iter_<target>` for iterators, the TYPEDEF `btf_trace_<tracepoint>`
+//! for BTF tracepoints. Function targets also get their address from
+//! kallsyms (the lowest, for a name defined twice: the one
+//! `kallsyms_lookup_name` and so the kernel pick).
+
+use std::collections::HashSet;
+use std::ffi::CString;
+
+use super::{FilterFunctions, KernelBtf};
+use crate::error::{Error, Result};
+use crate::formats::btf::{KIND_FUNC, KIND_TYPEDEF};
+use crate::rules::query::{Pattern, Query};
+use crate::table::{Symbol, SYM_BUILTIN};
+
+/// What kind of kernel object a program attaches to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A kernel function with BTF (fentry, fexit, fmod_ret).
+    Function,
+    /// An LSM hook (`bpf_lsm_<hook>`).
+    Lsm,
+    /// A BPF iterator (`bpf_iter_<target>`).
+    Iter,
+    /// A tracepoint with BTF (`btf_trace_<name>`), for tp_btf.
+    Tracepoint,
+    /// A raw tracepoint, attached by name (raw_tp); listed from BTF.
+    RawTracepoint,
+    /// A kernel function by name and address (kprobe, kretprobe); no BTF.
+    Kprobe,
+}
+
+impl TargetKind {
+    /// The prefix and kind of the BTF type a target names (`None`: the
+    /// target needs no BTF id).
+    pub fn btf_type(self) -> Option<(&'static [u8], u32)> {
+        match self {
+            TargetKind::Function => Some((b"", KIND_FUNC)),
+            TargetKind::Lsm => Some((b"bpf_lsm_", KIND_FUNC)),
+            TargetKind::Iter => Some((b"bpf_iter_", KIND_FUNC)),
+            TargetKind::Tracepoint => Some((b"btf_trace_", KIND_TYPEDEF)),
+            TargetKind::RawTracepoint | TargetKind::Kprobe => None,
+        }
+    }
+
+    /// Is the target a kernel function (with an address)?
+    pub fn is_function(self) -> bool {
+        matches!(
+            self,
+            TargetKind::Function | TargetKind::Lsm | TargetKind::Kprobe
+        )
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            TargetKind::Function | TargetKind::Kprobe => "kernel function",
+            TargetKind::Lsm => "LSM hook",
+            TargetKind::Iter => "BPF iterator",
+            TargetKind::Tracepoint | TargetKind::RawTracepoint => "tracepoint",
+        }
+    }
+}
+
+/// A resolved attach target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The function, hook, iterator or tracepoint name (no prefix).
+    pub name: CString,
+    /// The module whose BTF (or, for kprobes, symbols) has it; `vmlinux`
+    /// for the core kernel and the modules built into it.
+    pub module: CString,
+    /// The BTF object (0 vmlinux, `k + 1` module `k`); `None` for targets
+    /// without BTF.
+    pub obj: Option<usize>,
+    /// The BTF type id (0 for targets without BTF).
+    pub btf_id: u32,
+    /// The kernel address of a function target (0 if none or unknown).
+    pub addr: u64,
+}
+
+/// Text symbols (functions).
+fn is_text(ty: u8) -> bool {
+    matches!(ty, b't' | b'T' | b'w' | b'W')
+}
+
+/// Names a compiler or the build makes beside a function: padding
+/// (`__pfx_`), CFI stubs (`__cfi_`), clones and parts (`.isra.0`,
+/// `.constprop.0`, `.part.0`, `.cold`, `.llvm.123`).
+pub fn is_artifact(name: &[u8]) -> bool {
+    name.starts_with(b"__pfx_") || name.starts_with(b"__cfi_") || name.contains(&b'.')
+}
+
+/// The module a symbol is looked up under in BTF and tracefs: `vmlinux`
+/// for the core image (built-in modules included).
+fn btf_module<'s>(s: &Symbol<'s>) -> &'s [u8] {
+    if s.flags & SYM_BUILTIN != 0 {
+        b"vmlinux"
+    } else {
+        s.module.to_bytes()
+    }
+}
+
+impl KernelBtf {
+    /// The target `q` names for a program of `kind`.
+    pub fn target(&self, kind: TargetKind, q: &Query<'_>) -> Result<Target> {
+        let what = kind.what();
+        match kind.btf_type() {
+            Some((prefix, btf_kind)) => {
+                let f = self.find_query(q, prefix, btf_kind, what)?;
+                let name = CString::new(q.name).unwrap_or_default();
+                let module = self.object_name(f.obj).to_owned();
+                let addr = if kind.is_function() {
+                    self.function_addr(module.to_bytes(), &[prefix, q.name].concat())
+                } else {
+                    0
+                };
+                Ok(Target {
+                    name,
+                    module,
+                    obj: Some(f.obj),
+                    btf_id: f.id,
+                    addr,
+                })
+            }
+            None if kind == TargetKind::Kprobe => {
+                let t = self.symbols()?;
+                let all = t.lookup_all(&q.to_string().into_bytes())?;
+                let s = all
+                    .iter()
+                    .filter(|s| is_text(s.ty))
+                    .min_by_key(|s| s.addr)
+                    .ok_or_else(|| {
+                        Error::not_found(format!(
+                            "{what} `{q}`: no function of that name in {}",
+                            t.info().source
+                        ))
+                    })?;
+                Ok(Target {
+                    name: CString::new(q.name).unwrap_or_default(),
+                    module: CString::new(btf_module(s)).unwrap_or_default(),
+                    obj: None,
+                    btf_id: 0,
+                    addr: s.addr,
+                })
+            }
+            None => {
+                // A raw tracepoint attaches by name; its BTF TYPEDEF says
+                // it exists.
+                let f = self.find_query(q, b"btf_trace_", KIND_TYPEDEF, what)?;
+                Ok(Target {
+                    name: CString::new(q.name).unwrap_or_default(),
+                    module: self.object_name(f.obj).to_owned(),
+                    obj: None,
+                    btf_id: 0,
+                    addr: 0,
+                })
+            }
+        }
+    }
+
+    /// The address of function `name` of `module` (`vmlinux`: the core
+    /// image, built-in modules included) in kallsyms: the lowest of its
+    /// text symbols; 0 when kallsyms cannot say.
+    pub fn function_addr(&self, module: &[u8], name: &[u8]) -> u64 {
+        let Ok(t) = self.symbols() else { return 0 };
+        let query = if module == b"vmlinux" {
+            name.to_vec()
+        } else {
+            [module, b"`", name].concat()
+        };
+        let Ok(all) = t.lookup_all(&query) else {
+            return 0;
+        };
+        all.iter()
+            .filter(|s| is_text(s.ty) && btf_module(s) == module)
+            .map(|s| s.addr)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Every target of `kind` that `pattern` (`glob` or `modglob`glob`)
+    /// matches and that can really be attached. Functions: text symbols
+    /// of kallsyms, in address order, that have a BTF FUNC in their BTF
+    /// object (fentry and friends) and that ftrace may patch (when tracefs
+    /// says), compiler artifacts left out unless the pattern names one
+    /// exactly. Hooks, iterators and tracepoints: the BTF types with their
+    /// prefix, by object and name.
+    pub fn expand(&self, kind: TargetKind, pattern: &[u8]) -> Result<Vec<Target>> {
+        let p = Pattern::parse(pattern)?;
+        if matches!(kind, TargetKind::Function | TargetKind::Kprobe) {
+            return self.expand_functions(kind, pattern);
+        }
+        let (prefix, btf_kind) = match kind {
+            TargetKind::RawTracepoint => (&b"btf_trace_"[..], KIND_TYPEDEF),
+            k => k.btf_type().unwrap_or((b"", KIND_FUNC)),
+        };
+        let mut out = Vec::new();
+        for obj in 0..self.object_count() {
+            let module = self.object_name(obj);
+            if let Some(g) = &p.module {
+                if !g.matches(module.to_bytes()) {
+                    continue;
+                }
+            } else if obj > 0 && kind == TargetKind::Lsm {
+                break; // LSM hooks are the core kernel's
+            }
+            let blob = self.object(obj)?;
+            let mut found: Vec<(Vec<u8>, u32)> = Vec::new();
+            for id in blob.btf.own_ids() {
+                let Some(t) = blob.btf.ty(id) else { continue };
+                if t.kind() != btf_kind {
+                    continue;
+                }
+                let Some(name) = blob.btf.str(t.name_off).strip_prefix(prefix) else {
+                    continue;
+                };
+                if !name.is_empty() && p.name.matches(name) {
+                    found.push((name.to_vec(), id));
+                }
+            }
+            found.sort();
+            found.dedup_by(|a, b| a.0 == b.0);
+            for (name, id) in found {
+                let addr = if kind.is_function() {
+                    self.function_addr(module.to_bytes(), &[prefix, &name].concat())
+                } else {
+                    0
+                };
+                out.push(Target {
+                    name: CString::new(name).unwrap_or_default(),
+                    module: module.to_owned(),
+                    obj: (kind != TargetKind::RawTracepoint).then_some(obj),
+                    btf_id: if kind == TargetKind::RawTracepoint {
+                        0
+                    } else {
+                        id
+                    },
+                    addr,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn expand_functions(&self, kind: TargetKind, pattern: &[u8]) -> Result<Vec<Target>> {
+        let p = Pattern::parse(pattern)?;
+        let exact = p.name.literal().is_some();
+        let table = self.symbols()?;
+        let filter: &FilterFunctions = self.filter_functions()?;
+        let mut seen: HashSet<(usize, Vec<u8>)> = HashSet::new();
+        let mut out = Vec::new();
+        let mut err = None;
+        table.for_each_match(pattern, |s| {
+            let name = s.name.to_bytes();
+            if !is_text(s.ty) || (!exact && is_artifact(name)) {
+                return std::ops::ControlFlow::Continue(());
+            }
+            let module = btf_module(s);
+            if !filter.allows(module, name, s.addr, s.size) {
+                return std::ops::ControlFlow::Continue(());
+            }
+            let obj = if module == b"vmlinux" {
+                Some(0)
+            } else {
+                self.module_object(module)
+            };
+            let (obj, btf_id) = match kind {
+                TargetKind::Kprobe => (None, 0),
+                _ => {
+                    let Some(obj) = obj else {
+                        return std::ops::ControlFlow::Continue(());
+                    };
+                    let blob = match self.object(obj) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            err = Some(e);
+                            return std::ops::ControlFlow::Break(());
+                        }
+                    };
+                    match blob.first(name, KIND_FUNC) {
+                        Some(id) => (Some(obj), id),
+                        None => return std::ops::ControlFlow::Continue(()),
+                    }
+                }
+            };
+            if seen.insert((obj.unwrap_or(usize::MAX), name.to_vec())) {
+                out.push(Target {
+                    name: CString::new(name).unwrap_or_default(),
+                    module: CString::new(module).unwrap_or_default(),
+                    obj,
+                    btf_id,
+                    addr: s.addr,
+                });
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! Kernel BTF: vmlinux's and modules' split BTF from the Debian 6.1 cloud
+//! kernel of tests/data (the kernel the bundled kallsyms comes from), and
+//! the running kernel's, checked against bpftool's dump of the same files.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::TempDir;
+use ksym::btf::targets::TargetKind;
+use ksym::btf::{KernelBtf, Options};
+use ksym::error::{AMBIGUOUS, FORMAT, NOT_FOUND};
+use ksym::formats::btf::{KIND_FUNC, KIND_STRUCT, KIND_TYPEDEF};
+use ksym::rules::query::Query;
+
+/// The 6.1 kernel's BTF unpacked as /sys/kernel/btf lays it out: `vmlinux`
+/// and one file per module.
+struct Kernel61 {
+    dir: TempDir,
+}
+
+const MODULES_61: &[&str] = &[
+    "af_key",
+    "blake2b_generic",
+    "bridge",
+    "btrfs",
+    "cdrom",
+    "crc7",
+    "dummy",
+    "fat",
+    "fuse",
+    "isofs",
+    "libcrc32c",
+    "llc",
+    "loop",
+    "nf_tables",
+    "nfnetlink",
+    "nls_utf8",
+    "overlay",
+    "raid6_pq",
+    "squashfs",
+    "stp",
+    "tun",
+    "udf",
+    "veth",
+    "vfat",
+    "xfrm_algo",
+    "xfs",
+    "xor",
+    "zram",
+    "zsmalloc",
+    "zstd_compress",
+];
+
+impl Kernel61 {
+    fn new() -> Kernel61 {
+        let dir = TempDir::new();
+        std::fs::create_dir(dir.path().join("btf")).unwrap();
+        for m in MODULES_61.iter().chain(&["vmlinux"]) {
+            let data = common::data(&format!("linux-6.1-cloud/btf/{m}"));
+            std::fs::write(dir.path().join("btf").join(m), data).unwrap();
+        }
+        std::fs::write(
+            dir.path().join("kallsyms"),
+            common::data("linux-6.1-cloud/kallsyms"),
+        )
+        .unwrap();
+        Kernel61 { dir }
+    }
+    fn btf_dir(&self) -> PathBuf {
+        self.dir.path().join("btf")
+    }
+    fn vmlinux(&self) -> PathBuf {
+        self.btf_dir().join("vmlinux")
+    }
+    fn open(&self) -> KernelBtf {
+        KernelBtf::open(&Options {
+            vmlinux_btf_path: Some(self.vmlinux()),
+            module_btf_dir: Some(self.btf_dir()),
+            filter_functions_path: Some("".into()),
+            kallsyms_path: Some(self.dir.path().join("kallsyms")),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+}
+
+/// bpftool's dump of a BTF file (split on `base` when given): (id, kind,
+/// name) of every named type.
+fn bpftool_dump(file: &Path, base: Option<&Path>) -> Vec<(u32, String, String)> {
+    let mut cmd = Command::new("bpftool");
+    if let Some(b) = base {
+        cmd.arg("-B").arg(b);
+    }
+    let out =
+        cmd.args(["btf", "dump", "file"]).arg(file).output().expect(
+            "bpftool is needed by this test (.ci/run installs it: apt-get install bpftool)",
+        );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut types = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        // [95266] TYPEDEF 'xfs_ino_t' type_id=34
+        let Some(rest) = line.strip_prefix('[') else {
+            continue;
+        };
+        let (id, rest) = rest.split_once("] ").unwrap();
+        let (kind, rest) = rest.split_once(' ').unwrap();
+        let name = rest.split('\'').nth(1).unwrap_or("");
+        if !name.is_empty() && name != "(anon)" {
+            types.push((id.parse().unwrap(), kind.to_string(), name.to_string()));
+        }
+    }
+    types
+}
+
+fn kind_of(name: &str) -> u32 {
+    (1..=19)
+        .find(|&k| ksym::formats::btf::kind_name(k) == name)
+        .unwrap_or_else(|| panic!("kind {name}"))
+}
+
+#[test]
+fn vmlinux_lookups_are_bpftools_first_of_each_name_and_kind() {
+    let k = Kernel61::new();
+    let btf = k.open();
+    let dump = bpftool_dump(&k.vmlinux(), None);
+    assert!(dump.len() > 50_000, "{}", dump.len());
+    let mut first: HashMap<(String, String), u32> = HashMap::new();
+    for (id, kind, name) in &dump {
+        first.entry((kind.clone(), name.clone())).or_insert(*id);
+    }
+    let mut checked = 0;
+    for ((kind, name), id) in first.iter().step_by(7) {
+        let q = format!("vmlinux`{name}");
+        let f = btf.find(q.as_bytes(), kind_of(kind)).unwrap();
+        assert_eq!(
+            (f.id, f.obj, f.name.to_bytes()),
+            (*id, 0, name.as_bytes()),
+            "{kind} {name}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 7_000, "{checked}");
+    // Any kind: the lowest id of the name (a FWD before its STRUCT...).
+    let vfs = btf.find(b"vfs_read", 0).unwrap();
+    assert_eq!(
+        (vfs.kind, vfs.id),
+        (KIND_FUNC, first[&("FUNC".into(), "vfs_read".into())])
+    );
+}
+
+#[test]
+fn module_lookups_are_bpftools_split_dump() {
+    let k = Kernel61::new();
+    let btf = k.open();
+    let mut checked = 0;
+    for m in ["xfs", "nf_tables", "fat", "vfat", "btrfs"] {
+        let dump = bpftool_dump(&k.btf_dir().join(m), Some(&k.vmlinux()));
+        let mut first: HashMap<(String, String), u32> = HashMap::new();
+        for (id, kind, name) in &dump {
+            first.entry((kind.clone(), name.clone())).or_insert(*id);
+        }
+        let obj = btf.module_object(m.as_bytes()).unwrap();
+        for ((kind, name), id) in &first {
+            let q = format!("{m}`{name}");
+            let f = btf.find(q.as_bytes(), kind_of(kind)).unwrap();
+            assert_eq!((f.id, f.obj), (*id, obj), "{q} {kind}");
+            assert!(
+                f.id >= btf.vmlinux().btf.end_id(),
+                "module ids continue after vmlinux's"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 5_000, "{checked}");
+}
+
+#[test]
+fn names_only_in_modules_duplicates_and_errors() {
+    let k = Kernel61::new();
+    let btf = k.open();
+    // Only in xfs: found unqualified too, and said to be xfs's.
+    let f = btf.find(b"xfs_file_open", KIND_FUNC).unwrap();
+    assert_eq!(btf.object_name(f.obj).to_bytes(), b"xfs");
+    assert_eq!(f.name.to_bytes(), b"xfs_file_open");
+    // In fat and vfat: ambiguous unqualified, found qualified.
+    let e = btf.find(b"fat_mount_options", KIND_STRUCT).unwrap_err();
+    assert_eq!(e.code(), AMBIGUOUS, "{e}");
+    assert!(
+        e.message().contains("`fat`fat_mount_options`")
+            && e.message().contains("`vfat`fat_mount_options`"),
+        "{e}"
+    );
+    let a = btf.find(b"fat`fat_mount_options", KIND_STRUCT).unwrap();
+    let b = btf.find(b"vfat`fat_mount_options", KIND_STRUCT).unwrap();
+    assert_ne!((a.obj, a.id), (b.obj, b.id));
+    // In vmlinux and in a module: vmlinux's first, as libbpf.
+    let v = btf.find(b"parse_options", KIND_FUNC).unwrap();
+    assert_eq!(v.obj, 0);
+    assert!(btf.find(b"fat`parse_options", KIND_FUNC).is_ok());
+    // Not found: the kind and the place are named, with where it is.
+    let e = btf.find(b"xfs`vfs_read", KIND_FUNC).unwrap_err();
+    assert_eq!(e.code(), NOT_FOUND);
+    assert!(e.message().contains("FUNC `vmlinux`vfs_read`"), "{e}");
+    let e = btf.find(b"vfs_read", KIND_STRUCT).unwrap_err();
+    assert!(
+        e.message().contains("no STRUCT `vfs_read`")
+            && e.message().contains("FUNC `vmlinux`vfs_read`"),
+        "{e}"
+    );
+    // A module without BTF: said so.
+    let e = btf.find(b"ext4`ext4_file_open", KIND_FUNC).unwrap_err();
+    assert!(e.message().contains("no BTF for module `ext4`"), "{e}");
+    // Module names fold - and _.
+    assert!(btf
+        .find(b"nf-tables`nft_register_chain_type", KIND_FUNC)
+        .is_ok());
+    // Bad queries.
+    assert_eq!(
+        btf.find(b"a`b`c", 0).unwrap_err().code(),
+        ksym::error::INVALID
+    );
+}
+
+#[test]
+fn attach_targets_from_btf_and_kallsyms() {
+    let k = Kernel61::new();
+    let btf = k.open();
+    let kallsyms = common::reference(&common::data("linux-6.1-cloud/kallsyms"));
+    let addr_of = |module: &str, name: &str| {
+        kallsyms
+            .iter()
+            .filter(|r| r.name == name.as_bytes() && r.module == module.as_bytes())
+            .map(|r| r.addr)
+            .min()
+            .unwrap()
+    };
+    let q = |s: &'static str| Query::parse(s.as_bytes()).unwrap();
+    let t = btf.target(TargetKind::Function, &q("vfs_read")).unwrap();
+    assert_eq!(t.obj, Some(0));
+    assert_eq!(
+        t.btf_id,
+        btf.find(b"vmlinux`vfs_read", KIND_FUNC).unwrap().id
+    );
+    assert_eq!(t.addr, addr_of("vmlinux", "vfs_read"));
+    let t = btf
+        .target(TargetKind::Function, &q("xfs`xfs_file_open"))
+        .unwrap();
+    assert_eq!(t.module.to_bytes(), b"xfs");
+    assert_eq!(t.addr, addr_of("xfs", "xfs_file_open"));
+    let t = btf
+        .target(TargetKind::Tracepoint, &q("sched_switch"))
+        .unwrap();
+    assert_eq!(
+        t.btf_id,
+        btf.find(b"btf_trace_sched_switch", KIND_TYPEDEF)
+            .unwrap()
+            .id
+    );
+    assert_eq!(t.addr, 0);
+    let t = btf.target(TargetKind::Lsm, &q("file_open")).unwrap();
+    assert_eq!(
+        t.btf_id,
+        btf.find(b"bpf_lsm_file_open", KIND_FUNC).unwrap().id
+    );
+    assert_eq!(t.addr, addr_of("vmlinux", "bpf_lsm_file_open"));
+    let e = btf
+        .target(TargetKind::Function, &q("no_such_function_here"))
+        .unwrap_err();
+    assert!(
+        e.message()
+            .contains("kernel function `no_such_function_here`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn expanding_patterns() {
+    let k = Kernel61::new();
+    let btf = k.open();
+    let names = |ts: &[ksym::btf::targets::Target]| -> Vec<String> {
+        ts.iter()
+            .map(|t| {
+                format!(
+                    "{}`{}",
+                    t.module.to_string_lossy(),
+                    t.name.to_string_lossy()
+                )
+            })
+            .collect()
+    };
+    let vfs = btf.expand(TargetKind::Function, b"vmlinux`vfs_*").unwrap();
+    assert!(vfs.len() > 20, "{:?}", names(&vfs));
+    assert!(
+        vfs.windows(2).all(|w| w[0].addr < w[1].addr),
+        "in address order"
+    );
+    for t in &vfs {
+        let n = t.name.to_bytes();
+        assert!(n.starts_with(b"vfs_") && !n.contains(&b'.'), "{t:?}");
+        assert_eq!(
+            t.btf_id,
+            btf.find(&[b"vmlinux`", n].concat(), KIND_FUNC).unwrap().id
+        );
+    }
+    let xfs = btf.expand(TargetKind::Function, b"xfs`xfs_file_*").unwrap();
+    assert!(
+        !xfs.is_empty()
+            && xfs
+                .iter()
+                .all(|t| t.module.to_bytes() == b"xfs" && t.obj.is_some())
+    );
+    let tps = btf
+        .expand(TargetKind::Tracepoint, b"sched_process_*")
+        .unwrap();
+    let tp_names = names(&tps);
+    assert!(
+        tp_names.contains(&"vmlinux`sched_process_fork".to_string()),
+        "{tp_names:?}"
+    );
+    assert!(
+        tp_names.contains(&"vmlinux`sched_process_exec".to_string()),
+        "{tp_names:?}"
+    );
+    assert!(btf
+        .expand(TargetKind::Function, b"nothing_matches_this_*")
+        .unwrap()
+        .is_empty());
+    // Artifacts only when named exactly.
+    let isra = btf.expand(TargetKind::Kprobe, b"*.isra.0").unwrap();
+    assert!(isra.is_empty(), "{:?}", names(&isra));
+    let bad = btf.expand(TargetKind::Function, b"[x").unwrap_err();
+    assert_eq!(bad.code(), ksym::error::INVALID);
+}
+
+#[test]
+fn module_btf_as_an_elf_and_bad_files() {
+    let k = Kernel61::new();
+    let dir = TempDir::new();
+    std::fs::write(
+        dir.path().join("xfs"),
+        common::data("linux-6.1-cloud/xfs.ko"),
+    )
+    .unwrap();
+    let btf = KernelBtf::open(&Options {
+        vmlinux_btf_path: Some(k.vmlinux()),
+        module_btf_dir: Some(dir.path().to_path_buf()),
+        filter_functions_path: Some("".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let f = btf.find(b"xfs`xfs_file_open", KIND_FUNC).unwrap();
+    assert_eq!(btf.object_name(f.obj).to_bytes(), b"xfs");
+    // Split BTF on the wrong base: refused with the file named.
+    std::fs::write(
+        dir.path().join("xfs"),
+        common::data("linux-6.1-cloud/btf/xfs"),
+    )
+    .unwrap();
+    let running = KernelBtf::open(&Options {
+        module_btf_dir: Some(dir.path().to_path_buf()),
+        filter_functions_path: Some("".into()),
+        ..Default::default()
+    });
+    if let Ok(running) = running {
+        let e = running.find(b"xfs`xfs_file_open", KIND_FUNC).unwrap_err();
+        assert_eq!(e.code(), FORMAT, "{e}");
+        assert!(e.message().contains("split BTF on"), "{e}");
+    }
+    // A module BTF that went away after open.
+    let btf = KernelBtf::open(&Options {
+        vmlinux_btf_path: Some(k.vmlinux()),
+        module_btf_dir: Some(dir.path().to_path_buf()),
+        filter_functions_path: Some("".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    std::fs::remove_file(dir.path().join("xfs")).unwrap();
+    let e = btf.find(b"xfs`xfs_file_open", KIND_FUNC).unwrap_err();
+    assert_eq!(e.code(), NOT_FOUND);
+    assert!(e.message().contains("gone"), "{e}");
+    // Not BTF at all.
+    std::fs::write(dir.path().join("junk"), b"hello").unwrap();
+    let e = KernelBtf::open(&Options {
+        vmlinux_btf_path: Some(dir.path().join("junk")),
+        module_btf_dir: Some("".into()),
+        ..Default::default()
+    })
+    .err()
+    .unwrap();
+    assert_eq!(e.code(), FORMAT, "{e}");
+    let e = KernelBtf::open(&Options {
+        vmlinux_btf_path: Some(dir.path().join("missing")),
+        ..Default::default()
+    })
+    .err()
+    .unwrap();
+    assert_eq!(e.code(), NOT_FOUND, "{e}");
+}
+
+#[test]
+fn the_running_kernels_btf() {
+    let Ok(btf) = KernelBtf::open(&Options::default()) else {
+        return common::skip("no readable /sys/kernel/btf/vmlinux");
+    };
+    let dump = bpftool_dump(Path::new("/sys/kernel/btf/vmlinux"), None);
+    let want = dump
+        .iter()
+        .find(|(_, k, n)| k == "FUNC" && n == "vfs_read")
+        .unwrap()
+        .0;
+    assert_eq!(btf.find(b"vfs_read", KIND_FUNC).unwrap().id, want);
+    let tp = dump
+        .iter()
+        .find(|(_, k, n)| k == "TYPEDEF" && n == "btf_trace_sched_switch")
+        .unwrap()
+        .0;
+    assert_eq!(
+        btf.find(b"btf_trace_sched_switch", KIND_TYPEDEF)
+            .unwrap()
+            .id,
+        tp
+    );
+}
