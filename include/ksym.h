@@ -85,6 +85,39 @@
 #define KSYM_STATS_VMLINUX_SIZES 4
 
 /**
+ * ksym_btf_stats.flags: the filter functions were read (fentry targets
+ * are checked against them).
+ */
+#define KSYM_BTF_STATS_FILTER_FUNCTIONS 1
+
+/**
+ * ksym_btf_stats.flags: they came with addresses (the `_addrs` file).
+ */
+#define KSYM_BTF_STATS_FILTER_ADDRS 2
+
+/**
+ * ksym_btf_stats.flags: tracefs could not be read (not mounted, or
+ * refused): targets rely on BTF and kallsyms alone.
+ */
+#define KSYM_BTF_STATS_FILTER_UNAVAILABLE 4
+
+/**
+ * ksym_btf_stats.flags: the kernel's BTF object ids could be listed.
+ */
+#define KSYM_BTF_STATS_OBJECT_IDS 8
+
+/**
+ * ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
+ */
+#define KSYM_ATTACH_SLEEPABLE 1
+
+/**
+ * ksym_bpf_attach.flags: an XDP program that handles fragments
+ * (BPF_F_XDP_HAS_FRAGS; added to the contract).
+ */
+#define KSYM_ATTACH_XDP_FRAGS 2
+
+/**
  * What a module is (ksym_module_info.kind).
  */
 enum ksym_module_kind {
@@ -138,6 +171,15 @@ enum ksym_bpf_reloc_kind {
 struct ksym_bpf_object;
 
 /**
+ * The kernel's BTF (opaque): vmlinux's and the modules'. Internally
+ * synchronised: any number of threads and objects may share one. The
+ * module BTF fds it hands out (ksym_btf_type.obj_fd,
+ * ksym_bpf_attach.attach_btf_obj_fd) stay open until it is freed and no
+ * object resolved against it is left.
+ */
+struct ksym_btf;
+
+/**
  * A pull-through cache of resolved names (opaque). Internally synchronised:
  * any number of threads may use one at once.
  */
@@ -148,6 +190,284 @@ struct ksym_cache;
  * threads may use it at once.
  */
 struct ksym_table;
+
+/**
+ * Options of `ksym_table_open` and `ksym_cache_new`. Declare with
+ * `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
+ */
+struct ksym_table_opts {
+    /**
+     * sizeof(struct ksym_table_opts), set by KSYM_OPTS.
+     */
+    size_t sz;
+    /**
+     * NULL: /proc/kallmodsyms if it exists, else /proc/kallsyms; either
+     * format, recognised from the content.
+     */
+    const char *kallsyms_path;
+    /**
+     * NULL: /lib/modules/$(uname -r)/modules.builtin.ranges if it exists
+     * (ksym_table_open only; buffers use none unless named); "": none.
+     */
+    const char *builtin_ranges_path;
+    /**
+     * NULL: none; path of a vmlinux ELF for exact sizes.
+     */
+    const char *vmlinux_path;
+    /**
+     * NULL: /proc/modules; what ksym_cache watches to notice module changes.
+     */
+    const char *modules_path;
+    /**
+     * No flags are defined yet: must be 0.
+     */
+    unsigned int flags;
+    /**
+     * Reserved: must be zero (KSYM_OPTS makes it so).
+     */
+    unsigned int reserved;
+};
+
+/**
+ * A symbol. Strings are borrowed from the table and live until it is freed.
+ */
+struct ksym_symbol {
+    uint64_t addr;
+    /**
+     * 0 when unknown; see flags.
+     */
+    uint64_t size;
+    const char *name;
+    /**
+     * "vmlinux" for the core kernel, else the module (loadable, built-in or pseudo).
+     */
+    const char *module;
+    /**
+     * nm letter as printed by the kernel: 't', 'T', 'd', 'W', ...
+     */
+    char type;
+    /**
+     * Reserved: written zero.
+     */
+    uint8_t reserved[3];
+    /**
+     * KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or
+     * kallmodsyms).
+     */
+    unsigned int flags;
+};
+
+/**
+ * The callback of ksym_foreach_match: return non-zero to stop.
+ */
+typedef int (*ksym_match_cb)(const struct ksym_symbol *sym, void *ctx);
+
+/**
+ * Facts about a table (added to the contract). Output struct: set `sz`.
+ */
+struct ksym_table_stats {
+    /**
+     * sizeof(struct ksym_table_stats), set by the caller.
+     */
+    size_t sz;
+    size_t symbols;
+    size_t modules;
+    /**
+     * Bytes of kallsyms text.
+     */
+    size_t file_bytes;
+    /**
+     * Bytes of memory the table holds.
+     */
+    size_t memory_bytes;
+    /**
+     * Time to read the file (0 for buffers).
+     */
+    uint64_t read_ns;
+    /**
+     * Time spent parsing (overlapping the read, for files) and indexing.
+     */
+    uint64_t parse_ns;
+    /**
+     * Time spent on built-in module attribution and sizes.
+     */
+    uint64_t attribution_ns;
+    /**
+     * KSYM_STATS_* bits.
+     */
+    unsigned int flags;
+    /**
+     * Reserved: written zero.
+     */
+    unsigned int reserved;
+};
+
+/**
+ * A module of a table (added to the contract). Output struct: set `sz`.
+ */
+struct ksym_module_info {
+    /**
+     * sizeof(struct ksym_module_info), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Borrowed from the table.
+     */
+    const char *name;
+    /**
+     * enum ksym_module_kind.
+     */
+    int kind;
+    /**
+     * Reserved: written zero.
+     */
+    unsigned int reserved;
+    /**
+     * Symbols attributed to it.
+     */
+    size_t symbols;
+    /**
+     * Lowest and highest symbol address (absolute symbols excluded; 0 when none).
+     */
+    uint64_t lo;
+    uint64_t hi;
+};
+
+/**
+ * Counters of a cache (added to the contract). Output struct: set `sz`.
+ */
+struct ksym_cache_stats {
+    /**
+     * sizeof(struct ksym_cache_stats), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Queries answered from the cache.
+     */
+    uint64_t hits;
+    /**
+     * Queries that needed a pass over kallsyms.
+     */
+    uint64_t misses;
+    /**
+     * Passes over kallsyms.
+     */
+    uint64_t passes;
+    /**
+     * Answers held now.
+     */
+    uint64_t entries;
+    /**
+     * Answers dropped because modules changed.
+     */
+    uint64_t dropped;
+    /**
+     * Reads of the modules file.
+     */
+    uint64_t module_checks;
+};
+
+/**
+ * Options of `ksym_btf_open`. Declare with `KSYM_OPTS(ksym_btf_opts, opts,
+ * ...)`; NULL means the running kernel's.
+ */
+struct ksym_btf_opts {
+    /**
+     * sizeof(struct ksym_btf_opts), set by KSYM_OPTS.
+     */
+    size_t sz;
+    /**
+     * NULL: /sys/kernel/btf/vmlinux; raw BTF or an ELF with .BTF.
+     */
+    const char *vmlinux_btf_path;
+    /**
+     * NULL: /sys/kernel/btf; "": no module BTF. Files named by module.
+     */
+    const char *module_btf_dir;
+    /**
+     * NULL: tracefs available_filter_functions(_addrs) (an unreadable
+     * tracefs is no error: see ksym_btf_stats); "": do not check.
+     */
+    const char *filter_functions_path;
+    /**
+     * NULL: /proc/config.gz, else /boot/config-$(uname -r); "": none.
+     */
+    const char *kconfig_path;
+    /**
+     * No flags are defined yet: must be 0.
+     */
+    unsigned int flags;
+    /**
+     * Reserved: must be zero (KSYM_OPTS makes it so).
+     */
+    unsigned int reserved;
+    /**
+     * NULL: the running kernel's symbols (/proc/kallsyms); kallsyms text
+     * for the addresses of function targets (added to the contract).
+     */
+    const char *kallsyms_path;
+};
+
+/**
+ * A BTF type (output struct: set `sz`).
+ */
+struct ksym_btf_type {
+    /**
+     * sizeof(struct ksym_btf_type), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Id in its BTF (module ids continue after vmlinux's, as in the kernel).
+     */
+    uint32_t type_id;
+    /**
+     * Kernel BTF object id; 0 for vmlinux or when not known (files).
+     */
+    uint32_t obj_id;
+    /**
+     * Fd of that BTF object for BPF_PROG_LOAD (0 for vmlinux; -1 when not available).
+     */
+    int obj_fd;
+    /**
+     * BTF_KIND_*.
+     */
+    uint32_t kind;
+    /**
+     * Borrowed from the ksym_btf handle.
+     */
+    const char *name;
+    /**
+     * "vmlinux" or the module; borrowed from the handle.
+     */
+    const char *module;
+};
+
+/**
+ * Facts about a ksym_btf (output struct: set `sz`; added to the contract).
+ */
+struct ksym_btf_stats {
+    /**
+     * sizeof(struct ksym_btf_stats), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Types in vmlinux's BTF.
+     */
+    uint32_t vmlinux_types;
+    /**
+     * KSYM_BTF_STATS_* bits.
+     */
+    uint32_t flags;
+    /**
+     * Modules with BTF, and how many of them were read so far.
+     */
+    size_t modules;
+    size_t modules_read;
+    /**
+     * Bytes of memory held by the BTF read so far.
+     */
+    size_t memory_bytes;
+};
 
 /**
  * A program (output struct: set `sz`).
@@ -281,179 +601,50 @@ struct ksym_bpf_insn {
 };
 
 /**
- * Options of `ksym_table_open` and `ksym_cache_new`. Declare with
- * `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
+ * Where a program or alias attaches (output struct: set `sz`).
  */
-struct ksym_table_opts {
+struct ksym_bpf_attach {
     /**
-     * sizeof(struct ksym_table_opts), set by KSYM_OPTS.
+     * sizeof(struct ksym_bpf_attach), set by the caller.
      */
     size_t sz;
     /**
-     * NULL: /proc/kallmodsyms if it exists, else /proc/kallsyms; either
-     * format, recognised from the content.
+     * enum bpf_prog_type (0: a section libbpf does not know).
      */
-    const char *kallsyms_path;
+    uint32_t prog_type;
     /**
-     * NULL: /lib/modules/$(uname -r)/modules.builtin.ranges if it exists
-     * (ksym_table_open only; buffers use none unless named); "": none.
+     * enum bpf_attach_type.
      */
-    const char *builtin_ranges_path;
+    uint32_t expected_attach_type;
     /**
-     * NULL: none; path of a vmlinux ELF for exact sizes.
+     * 0 when the type needs none (or before ksym_bpf_object_resolve_btf).
      */
-    const char *vmlinux_path;
+    uint32_t attach_btf_id;
     /**
-     * NULL: /proc/modules; what ksym_cache watches to notice module changes.
+     * 0 for vmlinux; -1 when the module's BTF object has no fd (BTF from files).
      */
-    const char *modules_path;
+    int attach_btf_obj_fd;
     /**
-     * No flags are defined yet: must be 0.
+     * "vfs_read", "sched_switch", ...; NULL if none.
      */
-    unsigned int flags;
+    const char *target;
     /**
-     * Reserved: must be zero (KSYM_OPTS makes it so).
-     */
-    unsigned int reserved;
-};
-
-/**
- * Counters of a cache (added to the contract). Output struct: set `sz`.
- */
-struct ksym_cache_stats {
-    /**
-     * sizeof(struct ksym_cache_stats), set by the caller.
-     */
-    size_t sz;
-    /**
-     * Queries answered from the cache.
-     */
-    uint64_t hits;
-    /**
-     * Queries that needed a pass over kallsyms.
-     */
-    uint64_t misses;
-    /**
-     * Passes over kallsyms.
-     */
-    uint64_t passes;
-    /**
-     * Answers held now.
-     */
-    uint64_t entries;
-    /**
-     * Answers dropped because modules changed.
-     */
-    uint64_t dropped;
-    /**
-     * Reads of the modules file.
-     */
-    uint64_t module_checks;
-};
-
-/**
- * A symbol. Strings are borrowed from the table and live until it is freed.
- */
-struct ksym_symbol {
-    uint64_t addr;
-    /**
-     * 0 when unknown; see flags.
-     */
-    uint64_t size;
-    const char *name;
-    /**
-     * "vmlinux" for the core kernel, else the module (loadable, built-in or pseudo).
+     * Module of the target, "vmlinux" for the core (known after resolution
+     * unless the section names one); NULL if none.
      */
     const char *module;
     /**
-     * nm letter as printed by the kernel: 't', 'T', 'd', 'W', ...
+     * Kernel address of a function target (after resolution); 0 if none.
      */
-    char type;
+    uint64_t addr;
+    /**
+     * KSYM_ATTACH_*.
+     */
+    uint32_t flags;
     /**
      * Reserved: written zero.
      */
-    uint8_t reserved[3];
-    /**
-     * KSYM_SYM_BUILTIN (module is built in), KSYM_SYM_SIZE_EXACT (size from ELF or
-     * kallmodsyms).
-     */
-    unsigned int flags;
-};
-
-/**
- * The callback of ksym_foreach_match: return non-zero to stop.
- */
-typedef int (*ksym_match_cb)(const struct ksym_symbol *sym, void *ctx);
-
-/**
- * Facts about a table (added to the contract). Output struct: set `sz`.
- */
-struct ksym_table_stats {
-    /**
-     * sizeof(struct ksym_table_stats), set by the caller.
-     */
-    size_t sz;
-    size_t symbols;
-    size_t modules;
-    /**
-     * Bytes of kallsyms text.
-     */
-    size_t file_bytes;
-    /**
-     * Bytes of memory the table holds.
-     */
-    size_t memory_bytes;
-    /**
-     * Time to read the file (0 for buffers).
-     */
-    uint64_t read_ns;
-    /**
-     * Time spent parsing (overlapping the read, for files) and indexing.
-     */
-    uint64_t parse_ns;
-    /**
-     * Time spent on built-in module attribution and sizes.
-     */
-    uint64_t attribution_ns;
-    /**
-     * KSYM_STATS_* bits.
-     */
-    unsigned int flags;
-    /**
-     * Reserved: written zero.
-     */
-    unsigned int reserved;
-};
-
-/**
- * A module of a table (added to the contract). Output struct: set `sz`.
- */
-struct ksym_module_info {
-    /**
-     * sizeof(struct ksym_module_info), set by the caller.
-     */
-    size_t sz;
-    /**
-     * Borrowed from the table.
-     */
-    const char *name;
-    /**
-     * enum ksym_module_kind.
-     */
-    int kind;
-    /**
-     * Reserved: written zero.
-     */
-    unsigned int reserved;
-    /**
-     * Symbols attributed to it.
-     */
-    size_t symbols;
-    /**
-     * Lowest and highest symbol address (absolute symbols excluded; 0 when none).
-     */
-    uint64_t lo;
-    uint64_t hi;
+    uint32_t reserved;
 };
 
 #ifdef __cplusplus
@@ -464,6 +655,303 @@ extern "C" {
  * Version string "MAJOR.MINOR.PATCH". Static.
  */
 const char *ksym_version(void);
+
+/**
+ * The code of the last failing call on this thread, 0 if the last call
+ * succeeded.
+ */
+int ksym_last_error(void);
+
+/**
+ * A human-readable message for the last error on this thread (with file,
+ * line, symbol, program, instruction index, near matches as they apply);
+ * "no error" after a successful call. Valid until the next libksym call on
+ * this thread (other than ksym_last_error and this function).
+ */
+const char *ksym_last_error_message(void);
+
+/**
+ * A static description of an error code (any negative errno works too).
+ */
+const char *ksym_strerror(int err);
+
+/**
+ * Reads and indexes the kernel symbol table. NULL on failure (see
+ * ksym_last_error): KSYM_ERR_RESTRICTED when addresses are hidden,
+ * KSYM_ERR_FORMAT for a malformed line (the message names it), a negative
+ * errno for I/O.
+ *
+ * # Safety
+ * `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
+ * strings are NULL or NUL-terminated.
+ */
+struct ksym_table *ksym_table_open(const struct ksym_table_opts *opts);
+
+/**
+ * Indexes a copy of `len` bytes of kallsyms (or kallmodsyms) text. The
+ * caller's buffer is not kept. opts->kallsyms_path is ignored.
+ *
+ * # Safety
+ * `buf` is NULL or readable for `len` bytes; `opts` is NULL or points to a `struct
+ * ksym_table_opts` of at least `opts->sz` bytes whose strings are NULL or NUL-terminated.
+ */
+struct ksym_table *ksym_table_from_buffer(const char *buf,
+                                          size_t len,
+                                          const struct ksym_table_opts *opts);
+
+/**
+ * Frees a table (NULL is a no-op). Strings it returned become invalid.
+ *
+ * # Safety
+ * `table` is NULL or a handle from `ksym_table_open` or `ksym_table_from_buffer`, not freed
+ * already; it is not used afterwards.
+ */
+void ksym_table_free(struct ksym_table *table);
+
+/**
+ * Number of symbols (lines of the file). 0 for NULL.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ */
+size_t ksym_table_count(const struct ksym_table *table);
+
+/**
+ * Looks up "name", "module`name" or "vmlinux`name" exactly.
+ * 0: found (all matches share one address; out = the first in kernel
+ * order); KSYM_ERR_AMBIGUOUS: matches at different addresses (out = the one
+ * at the lowest address); KSYM_ERR_NOT_FOUND (the message lists near
+ * matches); KSYM_ERR_INVALID for a malformed query.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `query` is NULL or a NUL-terminated string; `out` is NULL or points to a writable `struct
+ * ksym_symbol`.
+ */
+int ksym_lookup(const struct ksym_table *table, const char *query, struct ksym_symbol *out);
+
+/**
+ * Writes up to `cap` matches (ordered by address) and returns the total
+ * number of matches, which may exceed `cap`; 0 when none. `out` may be NULL
+ * when `cap` is 0. Identical duplicate lines count once.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `query` is NULL or a NUL-terminated string; `out` is NULL or points to `cap` writable
+ * `struct ksym_symbol`.
+ */
+int ksym_lookup_all(const struct ksym_table *table,
+                    const char *query,
+                    struct ksym_symbol *out,
+                    size_t cap);
+
+/**
+ * addr -> the symbol containing it and the offset into it (`offset` may be
+ * NULL). KSYM_ERR_NOT_FOUND below the first symbol, past the last symbol of
+ * a region (module, pseudo-module, core image) and, with exact sizes, in a
+ * gap between symbols. Among several names at one address: global before
+ * local, then not `__pfx_`, then kernel order.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `out` is NULL or points to a writable `struct ksym_symbol`; `offset` is NULL or points to a
+ * writable `uint64_t`.
+ */
+int ksym_symbolize(const struct ksym_table *table,
+                   uint64_t addr,
+                   struct ksym_symbol *out,
+                   uint64_t *offset);
+
+/**
+ * Calls `cb` for every symbol matching `pattern` ("glob" or
+ * "modglob`glob", with * ? [...]), absolute symbols first, then in address
+ * order. Stops early and returns cb's value when cb returns non-zero;
+ * returns 0 after the last one.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `pattern` is NULL or a NUL-terminated string; `cb`, if not NULL, may be called with `ctx`
+ * and a symbol valid during the call.
+ */
+int ksym_foreach_match(const struct ksym_table *table,
+                       const char *pattern,
+                       ksym_match_cb cb,
+                       void *ctx);
+
+/**
+ * Fills `out` (set out->sz first) with counts, memory and timings.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_table_stats(const struct ksym_table *table, struct ksym_table_stats *out);
+
+/**
+ * Number of modules of a table, `vmlinux` included (it is module 0).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ */
+size_t ksym_table_module_count(const struct ksym_table *table);
+
+/**
+ * Describes module `i` (0 is vmlinux, then in order of appearance).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_table_module(const struct ksym_table *table, size_t i, struct ksym_module_info *out);
+
+/**
+ * Number of diagnostics: notes about the table that were not errors (a
+ * built-in ranges section skipped because its anchor is missing, ...).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ */
+size_t ksym_table_diagnostic_count(const struct ksym_table *table);
+
+/**
+ * Diagnostic `i`, borrowed from the table; NULL when out of range.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed).
+ */
+const char *ksym_table_diagnostic(const struct ksym_table *table, size_t i);
+
+/**
+ * One streaming pass over `kallsyms_path` (NULL: /proc/kallsyms, with
+ * /lib/modules/$(uname -r)/modules.builtin.ranges when it exists) for `n`
+ * queries, keeping no table. `addrs[i]` and `errs[i]` (0,
+ * KSYM_ERR_NOT_FOUND, KSYM_ERR_AMBIGUOUS) are written for every i; a query
+ * not found gets address 0, an ambiguous one the lowest address. Returns
+ * the number of queries resolved, or a negative code when the whole call
+ * failed (I/O, restricted, malformed file, malformed query).
+ *
+ * # Safety
+ * `kallsyms_path` is NULL or a NUL-terminated string; `queries` is NULL or points to `n`
+ * pointers, each NULL or a NUL-terminated string; `addrs` and `errs` are NULL or point to `n`
+ * writable elements each.
+ */
+int ksym_resolve(const char *kallsyms_path,
+                 const char *const *queries,
+                 size_t n,
+                 uint64_t *addrs,
+                 int *errs);
+
+/**
+ * A cache reading what `opts` names (NULL: defaults): kallsyms_path,
+ * builtin_ranges_path and modules_path (what it watches to notice module
+ * changes); vmlinux_path is not used. Reads nothing until the first call.
+ *
+ * # Safety
+ * `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
+ * strings are NULL or NUL-terminated.
+ */
+struct ksym_cache *ksym_cache_new(const struct ksym_table_opts *opts);
+
+/**
+ * Frees a cache (NULL is a no-op).
+ *
+ * # Safety
+ * `cache` is NULL or a handle from `ksym_cache_new`, not freed already; it is not used
+ * afterwards.
+ */
+void ksym_cache_free(struct ksym_cache *cache);
+
+/**
+ * Same contract as ksym_resolve. Answers already cached cost no read of
+ * kallsyms; the misses of one call are resolved in one pass; only
+ * requested names are kept, and only as long as the modules they depend on
+ * do not change (checked against /proc/modules on each call).
+ *
+ * # Safety
+ * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+ * `queries` is NULL or points to `n` pointers, each NULL or a NUL-terminated string; `addrs`
+ * and `errs` are NULL or point to `n` writable elements each.
+ */
+int ksym_cache_resolve(struct ksym_cache *cache,
+                       const char *const *queries,
+                       size_t n,
+                       uint64_t *addrs,
+                       int *errs);
+
+/**
+ * Drops every cached answer (NULL is a no-op).
+ *
+ * # Safety
+ * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+ */
+void ksym_cache_invalidate(struct ksym_cache *cache);
+
+/**
+ * Fills `out` (set out->sz first) with the cache's counters.
+ *
+ * # Safety
+ * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_cache_stats(const struct ksym_cache *cache, struct ksym_cache_stats *out);
+
+/**
+ * Opens the kernel's BTF: vmlinux's is read now; each module's when first
+ * needed. NULL on failure: KSYM_ERR_NOT_FOUND when there is no BTF (the
+ * message says what to pass), KSYM_ERR_FORMAT for malformed BTF.
+ *
+ * # Safety
+ * `opts` is NULL or points to a `struct ksym_btf_opts` of at least
+ * `opts->sz` bytes whose strings are NULL or NUL-terminated.
+ */
+struct ksym_btf *ksym_btf_open(const struct ksym_btf_opts *opts);
+
+/**
+ * Frees a ksym_btf (NULL is a no-op). Objects resolved against it keep
+ * what they need (the module BTF fds) until they are freed.
+ *
+ * # Safety
+ * `btf` is NULL or a handle from `ksym_btf_open`, not freed already; it
+ * is not used afterwards.
+ */
+void ksym_btf_free(struct ksym_btf *btf);
+
+/**
+ * Finds a type: query "name", "module`name" or "vmlinux`name" (BTF names
+ * may hold spaces: "unsigned int"); kind: BTF_KIND_* or 0 for any.
+ * "name" is vmlinux's if it has one (libbpf's order), else the one
+ * module's that has it (KSYM_ERR_AMBIGUOUS when several do). Within one
+ * BTF, the lowest id of that name and kind. KSYM_ERR_NOT_FOUND says where
+ * the name is if elsewhere (another kind, another module).
+ *
+ * # Safety
+ * `btf` is NULL or a live handle; `query` is NULL or a NUL-terminated
+ * string; `out` is NULL or points to a writable struct of at least
+ * `out->sz` bytes.
+ */
+int ksym_btf_find(struct ksym_btf *btf,
+                  const char *query,
+                  uint32_t kind,
+                  struct ksym_btf_type *out);
+
+/**
+ * Fills `out` (set out->sz first) with sizes and what was read.
+ *
+ * # Safety
+ * `btf` is NULL or a live handle; `out` is NULL or points to a writable
+ * struct of at least `out->sz` bytes.
+ */
+int ksym_btf_stats(const struct ksym_btf *btf, struct ksym_btf_stats *out);
 
 /**
  * Opens a BPF ELF object file (64-bit little-endian EM_BPF relocatable).
@@ -701,253 +1189,80 @@ const void *ksym_bpf_program_line_info(const struct ksym_bpf_object *obj,
                                        size_t *cnt);
 
 /**
- * The code of the last failing call on this thread, 0 if the last call
- * succeeded.
- */
-int ksym_last_error(void);
-
-/**
- * A human-readable message for the last error on this thread (with file,
- * line, symbol, program, instruction index, near matches as they apply);
- * "no error" after a successful call. Valid until the next libksym call on
- * this thread (other than ksym_last_error and this function).
- */
-const char *ksym_last_error_message(void);
-
-/**
- * A static description of an error code (any negative errno works too).
- */
-const char *ksym_strerror(int err);
-
-/**
- * One streaming pass over `kallsyms_path` (NULL: /proc/kallsyms, with
- * /lib/modules/$(uname -r)/modules.builtin.ranges when it exists) for `n`
- * queries, keeping no table. `addrs[i]` and `errs[i]` (0,
- * KSYM_ERR_NOT_FOUND, KSYM_ERR_AMBIGUOUS) are written for every i; a query
- * not found gets address 0, an ambiguous one the lowest address. Returns
- * the number of queries resolved, or a negative code when the whole call
- * failed (I/O, restricted, malformed file, malformed query).
+ * Everything that needs the kernel's BTF, for every program and alias
+ * of the object, in one call: attach targets (BTF ids of fentry/fexit/
+ * fmod_ret/lsm/iter/tp_btf targets, with the module BTF fd; addresses of
+ * function targets from kallsyms). `btf` NULL: the running kernel's,
+ * opened inside the call (the object keeps what it needs of it). Every
+ * program is tried; the first that fails is reported (KSYM_ERR_NOT_FOUND
+ * naming program, section and target, and where the name is if
+ * elsewhere); the others stay resolved.
  *
  * # Safety
- * `kallsyms_path` is NULL or a NUL-terminated string; `queries` is NULL or points to `n`
- * pointers, each NULL or a NUL-terminated string; `addrs` and `errs` are NULL or point to `n`
- * writable elements each.
+ * `obj` is NULL or a live handle used by no other thread during the call;
+ * `btf` is NULL or a live `ksym_btf` handle.
  */
-int ksym_resolve(const char *kallsyms_path,
-                 const char *const *queries,
-                 size_t n,
-                 uint64_t *addrs,
-                 int *errs);
+int ksym_bpf_object_resolve_btf(struct ksym_bpf_object *obj, struct ksym_btf *btf);
 
 /**
- * A cache reading what `opts` names (NULL: defaults): kallsyms_path,
- * builtin_ranges_path and modules_path (what it watches to notice module
- * changes); vmlinux_path is not used. Reads nothing until the first call.
+ * Where program `prog` attaches (it attaches nothing itself; set out->sz
+ * first). The section-only fields (prog_type, expected_attach_type,
+ * flags, the target the section names) work before
+ * ksym_bpf_object_resolve_btf; BTF ids, module and address after it. A
+ * section libbpf does not know gives prog_type 0 (and an error only when
+ * a target is asked for: set_attach_target, expand).
  *
  * # Safety
- * `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
- * strings are NULL or NUL-terminated.
+ * `obj` is NULL or a live handle; `out` is NULL or points to a writable
+ * struct of at least `out->sz` bytes.
  */
-struct ksym_cache *ksym_cache_new(const struct ksym_table_opts *opts);
+int ksym_bpf_program_attach_info(const struct ksym_bpf_object *obj,
+                                 size_t prog,
+                                 struct ksym_bpf_attach *out);
 
 /**
- * Frees a cache (NULL is a no-op).
+ * Sets the attach target of one program or alias: "func", "module`func"
+ * (or libbpf's "module:func"), or a tracepoint name for tp_btf/raw_tp,
+ * resolved now in `btf` (NULL: the running kernel's). An alias lives in
+ * its target's ELF section, so the section name cannot tell where an
+ * alias attaches: the loader says it here (libbpf:
+ * bpf_program__set_attach_target). KSYM_ERR_UNSUPPORTED for a program
+ * whose section has no kernel target; KSYM_ERR_NOT_FOUND for a target
+ * that is not there.
  *
  * # Safety
- * `cache` is NULL or a handle from `ksym_cache_new`, not freed already; it is not used
- * afterwards.
+ * `obj` is NULL or a live handle used by no other thread during the call;
+ * `target` is NULL or a NUL-terminated string; `btf` is NULL or a live
+ * `ksym_btf` handle.
  */
-void ksym_cache_free(struct ksym_cache *cache);
+int ksym_bpf_program_set_attach_target(struct ksym_bpf_object *obj,
+                                       size_t prog,
+                                       const char *target,
+                                       struct ksym_btf *btf);
 
 /**
- * Same contract as ksym_resolve. Answers already cached cost no read of
- * kallsyms; the misses of one call are resolved in one pass; only
- * requested names are kept, and only as long as the modules they depend on
- * do not change (checked against /proc/modules on each call).
+ * Adds an alias of `prog` for every attachable kernel function
+ * (tracepoint, for tp_btf/raw_tp; LSM hook, for lsm) matching `pattern`
+ * ("glob" or "modglob`glob"); returns how many (their indices follow the
+ * existing programs, in address order; by name for tracepoints), 0 when
+ * none match. A function is attachable when it is a text symbol of
+ * kallsyms with a BTF FUNC in vmlinux or its module (fentry/fexit/
+ * fmod_ret; kprobes need no BTF), listed by tracefs'
+ * available_filter_functions when it can be read, and not a compiler
+ * artifact (`__pfx_`, `.cold`, `.isra.0`, ...) unless the pattern names
+ * one exactly. Every alias is named "<prog>/<target>" (or
+ * "<prog>/<module>:<target>"), shares the program's single instruction
+ * copy and has its own attach target.
  *
  * # Safety
- * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
- * `queries` is NULL or points to `n` pointers, each NULL or a NUL-terminated string; `addrs`
- * and `errs` are NULL or point to `n` writable elements each.
+ * `obj` is NULL or a live handle used by no other thread during the call;
+ * `pattern` is NULL or a NUL-terminated string; `btf` is NULL or a live
+ * `ksym_btf` handle.
  */
-int ksym_cache_resolve(struct ksym_cache *cache,
-                       const char *const *queries,
-                       size_t n,
-                       uint64_t *addrs,
-                       int *errs);
-
-/**
- * Drops every cached answer (NULL is a no-op).
- *
- * # Safety
- * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
- */
-void ksym_cache_invalidate(struct ksym_cache *cache);
-
-/**
- * Fills `out` (set out->sz first) with the cache's counters.
- *
- * # Safety
- * `cache` is NULL or a live handle from `ksym_cache_new`, not freed.
- * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
- */
-int ksym_cache_stats(const struct ksym_cache *cache, struct ksym_cache_stats *out);
-
-/**
- * Reads and indexes the kernel symbol table. NULL on failure (see
- * ksym_last_error): KSYM_ERR_RESTRICTED when addresses are hidden,
- * KSYM_ERR_FORMAT for a malformed line (the message names it), a negative
- * errno for I/O.
- *
- * # Safety
- * `opts` is NULL or points to a `struct ksym_table_opts` of at least `opts->sz` bytes whose
- * strings are NULL or NUL-terminated.
- */
-struct ksym_table *ksym_table_open(const struct ksym_table_opts *opts);
-
-/**
- * Indexes a copy of `len` bytes of kallsyms (or kallmodsyms) text. The
- * caller's buffer is not kept. opts->kallsyms_path is ignored.
- *
- * # Safety
- * `buf` is NULL or readable for `len` bytes; `opts` is NULL or points to a `struct
- * ksym_table_opts` of at least `opts->sz` bytes whose strings are NULL or NUL-terminated.
- */
-struct ksym_table *ksym_table_from_buffer(const char *buf,
-                                          size_t len,
-                                          const struct ksym_table_opts *opts);
-
-/**
- * Frees a table (NULL is a no-op). Strings it returned become invalid.
- *
- * # Safety
- * `table` is NULL or a handle from `ksym_table_open` or `ksym_table_from_buffer`, not freed
- * already; it is not used afterwards.
- */
-void ksym_table_free(struct ksym_table *table);
-
-/**
- * Number of symbols (lines of the file). 0 for NULL.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- */
-size_t ksym_table_count(const struct ksym_table *table);
-
-/**
- * Looks up "name", "module`name" or "vmlinux`name" exactly.
- * 0: found (all matches share one address; out = the first in kernel
- * order); KSYM_ERR_AMBIGUOUS: matches at different addresses (out = the one
- * at the lowest address); KSYM_ERR_NOT_FOUND (the message lists near
- * matches); KSYM_ERR_INVALID for a malformed query.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- * `query` is NULL or a NUL-terminated string; `out` is NULL or points to a writable `struct
- * ksym_symbol`.
- */
-int ksym_lookup(const struct ksym_table *table, const char *query, struct ksym_symbol *out);
-
-/**
- * Writes up to `cap` matches (ordered by address) and returns the total
- * number of matches, which may exceed `cap`; 0 when none. `out` may be NULL
- * when `cap` is 0. Identical duplicate lines count once.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- * `query` is NULL or a NUL-terminated string; `out` is NULL or points to `cap` writable
- * `struct ksym_symbol`.
- */
-int ksym_lookup_all(const struct ksym_table *table,
-                    const char *query,
-                    struct ksym_symbol *out,
-                    size_t cap);
-
-/**
- * addr -> the symbol containing it and the offset into it (`offset` may be
- * NULL). KSYM_ERR_NOT_FOUND below the first symbol, past the last symbol of
- * a region (module, pseudo-module, core image) and, with exact sizes, in a
- * gap between symbols. Among several names at one address: global before
- * local, then not `__pfx_`, then kernel order.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- * `out` is NULL or points to a writable `struct ksym_symbol`; `offset` is NULL or points to a
- * writable `uint64_t`.
- */
-int ksym_symbolize(const struct ksym_table *table,
-                   uint64_t addr,
-                   struct ksym_symbol *out,
-                   uint64_t *offset);
-
-/**
- * Calls `cb` for every symbol matching `pattern` ("glob" or
- * "modglob`glob", with * ? [...]), absolute symbols first, then in address
- * order. Stops early and returns cb's value when cb returns non-zero;
- * returns 0 after the last one.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- * `pattern` is NULL or a NUL-terminated string; `cb`, if not NULL, may be called with `ctx`
- * and a symbol valid during the call.
- */
-int ksym_foreach_match(const struct ksym_table *table,
-                       const char *pattern,
-                       ksym_match_cb cb,
-                       void *ctx);
-
-/**
- * Fills `out` (set out->sz first) with counts, memory and timings.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
- */
-int ksym_table_stats(const struct ksym_table *table, struct ksym_table_stats *out);
-
-/**
- * Number of modules of a table, `vmlinux` included (it is module 0).
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- */
-size_t ksym_table_module_count(const struct ksym_table *table);
-
-/**
- * Describes module `i` (0 is vmlinux, then in order of appearance).
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
- */
-int ksym_table_module(const struct ksym_table *table, size_t i, struct ksym_module_info *out);
-
-/**
- * Number of diagnostics: notes about the table that were not errors (a
- * built-in ranges section skipped because its anchor is missing, ...).
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- */
-size_t ksym_table_diagnostic_count(const struct ksym_table *table);
-
-/**
- * Diagnostic `i`, borrowed from the table; NULL when out of range.
- *
- * # Safety
- * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
- * freed).
- */
-const char *ksym_table_diagnostic(const struct ksym_table *table, size_t i);
+int ksym_bpf_program_expand(struct ksym_bpf_object *obj,
+                            size_t prog,
+                            const char *pattern,
+                            struct ksym_btf *btf);
 
 #ifdef __cplusplus
 }  // extern "C"

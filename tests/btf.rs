@@ -5,119 +5,14 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use common::TempDir;
+use common::{bpftool_dump, Kernel61, TempDir};
 use ksym::btf::targets::TargetKind;
 use ksym::btf::{KernelBtf, Options};
 use ksym::error::{AMBIGUOUS, FORMAT, NOT_FOUND};
 use ksym::formats::btf::{KIND_FUNC, KIND_STRUCT, KIND_TYPEDEF};
 use ksym::rules::query::Query;
-
-/// The 6.1 kernel's BTF unpacked as /sys/kernel/btf lays it out: `vmlinux`
-/// and one file per module.
-struct Kernel61 {
-    dir: TempDir,
-}
-
-const MODULES_61: &[&str] = &[
-    "af_key",
-    "blake2b_generic",
-    "bridge",
-    "btrfs",
-    "cdrom",
-    "crc7",
-    "dummy",
-    "fat",
-    "fuse",
-    "isofs",
-    "libcrc32c",
-    "llc",
-    "loop",
-    "nf_tables",
-    "nfnetlink",
-    "nls_utf8",
-    "overlay",
-    "raid6_pq",
-    "squashfs",
-    "stp",
-    "tun",
-    "udf",
-    "veth",
-    "vfat",
-    "xfrm_algo",
-    "xfs",
-    "xor",
-    "zram",
-    "zsmalloc",
-    "zstd_compress",
-];
-
-impl Kernel61 {
-    fn new() -> Kernel61 {
-        let dir = TempDir::new();
-        std::fs::create_dir(dir.path().join("btf")).unwrap();
-        for m in MODULES_61.iter().chain(&["vmlinux"]) {
-            let data = common::data(&format!("linux-6.1-cloud/btf/{m}"));
-            std::fs::write(dir.path().join("btf").join(m), data).unwrap();
-        }
-        std::fs::write(
-            dir.path().join("kallsyms"),
-            common::data("linux-6.1-cloud/kallsyms"),
-        )
-        .unwrap();
-        Kernel61 { dir }
-    }
-    fn btf_dir(&self) -> PathBuf {
-        self.dir.path().join("btf")
-    }
-    fn vmlinux(&self) -> PathBuf {
-        self.btf_dir().join("vmlinux")
-    }
-    fn open(&self) -> KernelBtf {
-        KernelBtf::open(&Options {
-            vmlinux_btf_path: Some(self.vmlinux()),
-            module_btf_dir: Some(self.btf_dir()),
-            filter_functions_path: Some("".into()),
-            kallsyms_path: Some(self.dir.path().join("kallsyms")),
-            ..Default::default()
-        })
-        .unwrap()
-    }
-}
-
-/// bpftool's dump of a BTF file (split on `base` when given): (id, kind,
-/// name) of every named type.
-fn bpftool_dump(file: &Path, base: Option<&Path>) -> Vec<(u32, String, String)> {
-    let mut cmd = Command::new("bpftool");
-    if let Some(b) = base {
-        cmd.arg("-B").arg(b);
-    }
-    let out =
-        cmd.args(["btf", "dump", "file"]).arg(file).output().expect(
-            "bpftool is needed by this test (.ci/run installs it: apt-get install bpftool)",
-        );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut types = Vec::new();
-    for line in String::from_utf8(out.stdout).unwrap().lines() {
-        // [95266] TYPEDEF 'xfs_ino_t' type_id=34
-        let Some(rest) = line.strip_prefix('[') else {
-            continue;
-        };
-        let (id, rest) = rest.split_once("] ").unwrap();
-        let (kind, rest) = rest.split_once(' ').unwrap();
-        let name = rest.split('\'').nth(1).unwrap_or("");
-        if !name.is_empty() && name != "(anon)" {
-            types.push((id.parse().unwrap(), kind.to_string(), name.to_string()));
-        }
-    }
-    types
-}
 
 fn kind_of(name: &str) -> u32 {
     (1..=19)

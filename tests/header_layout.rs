@@ -122,3 +122,35 @@ fn the_checks_see_padding() {
         c.contains("offsetof(struct s, b) == offsetof(struct s, a) + sizeof(((struct s *)0)->a)")
     );
 }
+
+/// The header reads basics first: errors and conventions, the table,
+/// resolution and the cache, kernel BTF, BPF objects.
+#[test]
+fn the_header_is_in_reading_order() {
+    let header =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/ksym.h"))
+            .unwrap();
+    // The line that declares `f` (not a comment that mentions it).
+    let at = |f: &str| {
+        header
+            .lines()
+            .position(|l| {
+                !l.trim_start().starts_with('*')
+                    && !l.trim_start().starts_with("/*")
+                    && (l.contains(&format!(" {f}(")) || l.contains(&format!("*{f}(")))
+            })
+            .unwrap_or_else(|| panic!("{f} not declared"))
+    };
+    let order = [
+        "ksym_last_error",
+        "ksym_table_open",
+        "ksym_resolve",
+        "ksym_cache_new",
+        "ksym_btf_open",
+        "ksym_bpf_object_open",
+        "ksym_bpf_program_expand",
+    ];
+    for w in order.windows(2) {
+        assert!(at(w[0]) < at(w[1]), "{} comes after {}", w[0], w[1]);
+    }
+}

@@ -217,6 +217,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             insn_cnt: len,
             layout: 0,
             sec,
+            attach: super::attach::Attach::of_section(secs[sec].name),
         });
     }
 

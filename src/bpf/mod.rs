@@ -13,10 +13,12 @@
 //!   addresses into the layouts. An alias's instructions are its target's:
 //!   one copy, however many aliases.
 
+mod attach;
 pub mod btf;
 mod elf;
 pub mod insn;
 mod reloc;
+pub mod section;
 
 use std::ffi::CString;
 
@@ -24,6 +26,7 @@ use crate::error::{Error, Result, AMBIGUOUS, INVALID, NOT_FOUND, RESTRICTED};
 use crate::resolve::cache::Cache;
 use crate::resolve::{not_found_error, resolve_parsed, Source};
 use crate::rules::query::Query;
+pub use attach::AttachInfo;
 pub use insn::Insn;
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
@@ -71,6 +74,8 @@ pub struct Program {
     layout: usize,
     /// ELF section index.
     sec: usize,
+    /// Where it attaches: the section's definition, the target it names.
+    attach: attach::Attach,
 }
 
 /// A map: a BTF-defined `.maps` variable or a data section.
@@ -124,6 +129,18 @@ pub struct Object {
     btf: Option<Vec<u8>>,
     ksyms_resolved: bool,
     relocated: bool,
+}
+
+impl Program {
+    /// A new alias of `self` (which must not be an alias itself) at index
+    /// `root`, named `name`.
+    fn alias(&self, root: usize, name: CString) -> Program {
+        Program {
+            name,
+            alias_of: root,
+            ..self.clone()
+        }
+    }
 }
 
 /// `struct bpf_func_info` size.

@@ -184,6 +184,18 @@ pub struct Stats {
 
 static VMLINUX_NAME: &CStr = c"vmlinux";
 
+impl std::fmt::Debug for KernelBtf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "KernelBtf {{ {}: {} types, {} modules }}",
+            self.vmlinux_path.display(),
+            self.vmlinux.btf.end_id() - 1,
+            self.modules.len()
+        )
+    }
+}
+
 impl KernelBtf {
     /// Reads vmlinux's BTF and lists the modules' (read when first used).
     pub fn open(opts: &Options) -> Result<KernelBtf> {

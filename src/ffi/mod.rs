@@ -18,14 +18,16 @@
 //! NUL-terminated). The unsafe blocks in the bodies rely on exactly that.
 //!
 //! The modules are declared in the order `include/ksym.h` shows them:
-//! errors and conventions, the table, resolution and the cache, BPF objects.
+//! errors and conventions, the table, resolution and the cache, kernel BTF,
+//! BPF objects.
 
 #![allow(non_camel_case_types)]
 
-pub mod bpf;
 pub mod error;
-pub mod resolve;
 pub mod table;
+pub mod resolve;
+pub mod btf;
+pub mod bpf;
 
 use std::ffi::{c_char, c_int, CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
