@@ -30,6 +30,22 @@ static int checks, failures, skips;
         printf("\n");                                                                              \
     } while (0)
 
+/* A part that needs this machine's kernel (bpf(), kallsyms addresses,
+ * BTF) cannot run: with KSYM_REQUIRE_KERNEL=1 (set by .ci/run as root)
+ * that is a failure, otherwise a visible skip. */
+#define KERNEL_SKIP(...)                                                                           \
+    do {                                                                                           \
+        const char *req_ = getenv("KSYM_REQUIRE_KERNEL");                                          \
+        if (req_ && !strcmp(req_, "1")) {                                                          \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: KSYM_REQUIRE_KERNEL=1 but: ", __FILE__, __LINE__);              \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        } else {                                                                                   \
+            SKIP(__VA_ARGS__);                                                                     \
+        }                                                                                          \
+    } while (0)
+
 /* The bundled 6.12 kernel's table (modules loaded; no built-in ranges),
  * its kallsyms path written to `path`; NULL with a SKIP when KSYM_TESTDATA
  * is not set (the Makefile sets it). */

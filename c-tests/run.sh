@@ -63,6 +63,19 @@ done
 $CC -std=gnu11 -Wall -Werror $cflags -o "$OUT/bpf_layout_check" c-tests/bpf_layout_check.c
 run bpf_layout_check "$OUT/bpf_layout_check"
 
+# libbpf (libbpf-dev) as the oracle of attach and relocation semantics.
+if pkg-config --exists libbpf; then
+    for src in c-tests/libbpf/test_*.c; do
+        t=$(basename "$src" .c)
+        $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 $cflags -o "$OUT/$t" "$src" $libs $(pkg-config --libs libbpf) \
+            -Wl,-rpath,"$libdir"
+        run "$t" "$OUT/$t"
+    done
+else
+    echo "FAIL libbpf oracle tests: libbpf is not installed (apt-get install libbpf-dev; .ci/run does)" >&2
+    fail=1
+fi
+
 for src in c-tests/test_*.cpp; do
     t=$(basename "$src" .cpp)
     $CXX -std=c++11 -Wall -Wextra -Werror -pedantic $cflags -o "$OUT/$t" "$src" $libs -Wl,-rpath,"$libdir"

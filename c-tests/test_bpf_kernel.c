@@ -6,7 +6,8 @@
  * wrote checked: the kernel address of each ksym as /proc/kallsyms gives
  * it, 0 for the weak missing one, the subprograms' and the callback's
  * results, the data-section values. Every alias must produce what its
- * target does. Where bpf() is not permitted the test says SKIP.
+ * target does. Where bpf() is not permitted the test says SKIP (a failure
+ * with KSYM_REQUIRE_KERNEL=1).
  */
 #define _GNU_SOURCE
 
@@ -188,12 +189,12 @@ int main(void)
         objdir = "c-tests/bpf";
     int avail = kl_bpf_available();
     if (avail) {
-        SKIP("bpf() is not permitted here (%s): no BPF program can be loaded", strerror(-avail));
+        KERNEL_SKIP("bpf() is not permitted here (%s): no BPF program can be loaded", strerror(-avail));
         return finish("test_bpf_kernel");
     }
     uint64_t text = kallsyms_addr("_text");
     if (!text) {
-        SKIP("/proc/kallsyms hides addresses: the ksyms cannot be checked");
+        KERNEL_SKIP("/proc/kallsyms hides addresses: the ksyms cannot be checked");
         return finish("test_bpf_kernel");
     }
     test_aliases(text);

@@ -147,7 +147,7 @@ fn attach_targets_from_btf_and_kallsyms() {
     let t = btf
         .target(TargetKind::Function, &q("xfs`xfs_file_open"))
         .unwrap();
-    assert_eq!(t.module.to_bytes(), b"xfs");
+    assert_eq!(btf.text(&t.module).to_bytes(), b"xfs");
     assert_eq!(t.addr, addr_of("xfs", "xfs_file_open"));
     let t = btf
         .target(TargetKind::Tracepoint, &q("sched_switch"))
@@ -184,8 +184,8 @@ fn expanding_patterns() {
             .map(|t| {
                 format!(
                     "{}`{}",
-                    t.module.to_string_lossy(),
-                    t.name.to_string_lossy()
+                    btf.text(&t.module).to_string_lossy(),
+                    btf.text(&t.name).to_string_lossy()
                 )
             })
             .collect()
@@ -197,7 +197,7 @@ fn expanding_patterns() {
         "in address order"
     );
     for t in &vfs {
-        let n = t.name.to_bytes();
+        let n = btf.text(&t.name).to_bytes();
         assert!(n.starts_with(b"vfs_") && !n.contains(&b'.'), "{t:?}");
         assert_eq!(
             t.btf_id,
@@ -209,7 +209,7 @@ fn expanding_patterns() {
         !xfs.is_empty()
             && xfs
                 .iter()
-                .all(|t| t.module.to_bytes() == b"xfs" && t.obj.is_some())
+                .all(|t| btf.text(&t.module).to_bytes() == b"xfs" && t.obj.is_some())
     );
     let tps = btf
         .expand(TargetKind::Tracepoint, b"sched_process_*")

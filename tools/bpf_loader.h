@@ -1,7 +1,12 @@
 /*
  * A minimal BPF loader on top of libksym, without libbpf: what a C loader
- * does with a struct ksym_bpf_object. Used by the `ksym obj --load` command
- * and by the kernel test (c-tests/test_bpf_kernel.c).
+ * does with a struct ksym_bpf_object. Used by the `ksym obj --load` and
+ * `ksym trace` commands and by the kernel tests (c-tests/test_*_kernel.c).
+ *
+ * Steps: kl_prepare (BTF, maps, externs, kernel BTF, relocation), then
+ * kl_load_prog for each program wanted (its type, attach type and target
+ * from ksym_bpf_program_attach_info), kl_attach to attach it; kl_load does
+ * the first two for every program.
  *
  * <linux/bpf.h> declares union bpf_attr with anonymous members, which
  * -std=c99 -pedantic refuses, so the few layouts used here are spelled out
@@ -28,11 +33,23 @@ enum {
     KL_MAP_UPDATE_ELEM = 2,
     KL_PROG_LOAD = 5,
     KL_PROG_TEST_RUN = 10,
+    KL_OBJ_GET_INFO_BY_FD = 15,
+    KL_RAW_TRACEPOINT_OPEN = 17,
     KL_BTF_LOAD = 18,
+    KL_LINK_CREATE = 28,
+    KL_ENABLE_STATS = 32,
 };
 
-/* BPF_PROG_TYPE_SOCKET_FILTER */
+/* enum bpf_prog_type values the loader treats specially. */
 #define KL_PROG_SOCKET_FILTER 1
+#define KL_PROG_RAW_TRACEPOINT 17
+#define KL_PROG_RAW_TRACEPOINT_WRITABLE 24
+#define KL_PROG_TRACING 26
+#define KL_PROG_EXT 28
+#define KL_PROG_LSM 29
+/* prog_flags */
+#define KL_F_SLEEPABLE (1U << 4)
+#define KL_F_XDP_HAS_FRAGS (1U << 5)
 
 struct kl_map_create {
     uint32_t map_type, key_size, value_size, max_entries, map_flags, inner_map_fd, numa_node;
@@ -65,6 +82,48 @@ struct kl_prog_load {
 struct kl_btf_load {
     uint64_t btf, btf_log_buf;
     uint32_t btf_size, btf_log_size, btf_log_level, btf_log_true_size;
+};
+
+struct kl_raw_tp_open {
+    uint64_t name;
+    uint32_t prog_fd, pad;
+    uint64_t cookie;
+};
+
+struct kl_link_create {
+    uint32_t prog_fd, target_fd, attach_type, flags;
+    uint32_t target_btf_id, pad;
+    uint64_t cookie;
+};
+
+struct kl_enable_stats {
+    uint32_t type;
+};
+
+struct kl_obj_info {
+    uint32_t bpf_fd, info_len;
+    uint64_t info;
+};
+
+/* struct bpf_prog_info up to the run counters. */
+struct kl_prog_info {
+    uint32_t type, id;
+    uint8_t tag[8];
+    uint32_t jited_prog_len, xlated_prog_len;
+    uint64_t jited_prog_insns, xlated_prog_insns, load_time;
+    uint32_t created_by_uid, nr_map_ids;
+    uint64_t map_ids;
+    char name[16];
+    uint32_t ifindex, gpl_compatible;
+    uint64_t netns_dev, netns_ino;
+    uint32_t nr_jited_ksyms, nr_jited_func_lens;
+    uint64_t jited_ksyms, jited_func_lens;
+    uint32_t btf_id, func_info_rec_size;
+    uint64_t func_info;
+    uint32_t nr_func_info, nr_line_info;
+    uint64_t line_info, jited_line_info;
+    uint32_t nr_jited_line_info, line_info_rec_size, jited_line_info_rec_size, nr_prog_tags;
+    uint64_t prog_tags, run_time_ns, run_cnt;
 };
 
 struct kl_test_run {
@@ -148,40 +207,56 @@ struct kl_loaded {
     int btf_fd;
     size_t nmaps, nprogs;
     int *map_fds;
-    int *prog_fds; /* -errno for a program that did not load */
+    int *prog_fds; /* -errno for a program that did not load, -ENOENT if not asked */
+    int *link_fds; /* -1 when not attached */
 };
 
 static inline void kl_unload(struct kl_loaded *l)
 {
+    for (size_t i = 0; i < l->nprogs; i++) {
+        if (l->link_fds && l->link_fds[i] >= 0)
+            close(l->link_fds[i]);
+        if (l->prog_fds && l->prog_fds[i] >= 0)
+            close(l->prog_fds[i]);
+    }
     for (size_t i = 0; i < l->nmaps; i++)
         if (l->map_fds[i] >= 0)
             close(l->map_fds[i]);
-    for (size_t i = 0; i < l->nprogs; i++)
-        if (l->prog_fds[i] >= 0)
-            close(l->prog_fds[i]);
     if (l->btf_fd >= 0)
         close(l->btf_fd);
     free(l->map_fds);
     free(l->prog_fds);
+    free(l->link_fds);
     memset(l, 0, sizeof(*l));
     l->btf_fd = -1;
 }
 
+/* The kernel allows [A-Za-z0-9_.] in object names, 15 of them. */
+static inline void kl_object_name(char out[16], const char *name)
+{
+    size_t j = 0;
+    memset(out, 0, 16);
+    for (size_t k = 0; name[k] && j < 15; k++) {
+        char c = name[k];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.')
+            out[j++] = c;
+    }
+}
+
 /*
  * Loads the object's BTF, creates its maps (data sections get their
- * initial values), resolves its externs through `cache` (may be NULL),
- * relocates, and loads every program, aliases included, as socket filters
- * with their func_info and line_info. Each program's verifier verdict goes
- * to `report` (may be NULL). Returns 0 when everything loaded, 1 when some
- * program did not (see l->prog_fds), or the negative libksym/-errno code of
- * the first step that failed (a message in `why`).
+ * initial values), resolves its externs through `cache` (may be NULL) and,
+ * when `btf` is not NULL, everything that needs kernel BTF (attach
+ * targets), then relocates. Returns 0, or the negative libksym/-errno code
+ * of the step that failed (a message in `why`). `l` is set up for
+ * kl_load_prog either way: kl_unload it.
  */
-static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct kl_loaded *l,
-                          FILE *report, char *why, size_t why_size)
+static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct ksym_btf *btf,
+                             struct kl_loaded *l, char *why, size_t why_size)
 {
     static char log[1 << 16];
     size_t btf_size = 0;
-    const void *btf = ksym_bpf_object_btf(obj, &btf_size);
+    const void *obj_btf = ksym_bpf_object_btf(obj, &btf_size);
     int err = 0;
 
     if (why_size)
@@ -192,19 +267,20 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
     l->nprogs = ksym_bpf_object_program_count(obj);
     l->map_fds = calloc(l->nmaps ? l->nmaps : 1, sizeof(int));
     l->prog_fds = calloc(l->nprogs ? l->nprogs : 1, sizeof(int));
-    if (!l->map_fds || !l->prog_fds) {
+    l->link_fds = calloc(l->nprogs ? l->nprogs : 1, sizeof(int));
+    if (!l->map_fds || !l->prog_fds || !l->link_fds) {
         snprintf(why, why_size, "out of memory");
         return -ENOMEM;
     }
     for (size_t i = 0; i < l->nmaps; i++)
         l->map_fds[i] = -1;
     for (size_t i = 0; i < l->nprogs; i++)
-        l->prog_fds[i] = -1;
+        l->prog_fds[i] = -ENOENT, l->link_fds[i] = -1;
 
-    if (btf) {
+    if (obj_btf) {
         struct kl_btf_load a;
         memset(&a, 0, sizeof(a));
-        a.btf = kl_ptr(btf);
+        a.btf = kl_ptr(obj_btf);
         a.btf_size = (uint32_t)btf_size;
         a.btf_log_buf = kl_ptr(log);
         a.btf_log_size = sizeof(log);
@@ -231,12 +307,7 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
         a.value_size = m.value_size;
         a.max_entries = m.max_entries;
         a.map_flags = m.map_flags;
-        /* The kernel allows [A-Za-z0-9_.] in map names. */
-        for (size_t k = 0, j = 0; m.name[k] && j < sizeof(a.map_name) - 1; k++) {
-            char c = m.name[k];
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.')
-                a.map_name[j++] = c;
-        }
+        kl_object_name(a.map_name, m.name);
         long fd = kl_bpf(KL_MAP_CREATE, &a, sizeof(a));
         if (fd < 0) {
             err = -errno;
@@ -256,51 +327,155 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
             return err;
         }
     }
-    if ((err = ksym_bpf_object_resolve_ksyms(obj, cache)) != 0 || (err = ksym_bpf_object_relocate(obj)) != 0) {
+    if ((err = ksym_bpf_object_resolve_ksyms(obj, cache)) != 0 ||
+        (btf && (err = ksym_bpf_object_resolve_btf(obj, btf)) != 0) || (err = ksym_bpf_object_relocate(obj)) != 0) {
         snprintf(why, why_size, "%s", ksym_last_error_message());
         return err;
     }
-    int failed = 0;
-    for (size_t i = 0; i < l->nprogs; i++) {
-        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
-        size_t cnt = 0, frs = 0, fcnt = 0, lrs = 0, lcnt = 0;
-        struct kl_prog_load a;
-        ksym_bpf_program_info(obj, i, &p);
-        const struct ksym_bpf_insn *insns = ksym_bpf_program_insns(obj, i, &cnt);
-        memset(&a, 0, sizeof(a));
-        a.prog_type = KL_PROG_SOCKET_FILTER;
-        a.insns = kl_ptr(insns);
-        a.insn_cnt = (uint32_t)cnt;
-        a.license = kl_ptr(ksym_bpf_object_license(obj));
-        a.log_buf = kl_ptr(log);
-        a.log_size = sizeof(log);
-        a.log_level = 1;
-        snprintf(a.prog_name, sizeof(a.prog_name), "%s", p.name);
-        if (btf) {
-            const void *fi = ksym_bpf_program_func_info(obj, i, &frs, &fcnt);
-            const void *li = ksym_bpf_program_line_info(obj, i, &lrs, &lcnt);
-            a.prog_btf_fd = (uint32_t)l->btf_fd;
-            a.func_info = kl_ptr(fi);
-            a.func_info_rec_size = (uint32_t)frs;
-            a.func_info_cnt = (uint32_t)fcnt;
-            a.line_info = kl_ptr(li);
-            a.line_info_rec_size = (uint32_t)lrs;
-            a.line_info_cnt = (uint32_t)lcnt;
-        }
-        log[0] = 0;
-        long fd = kl_bpf(KL_PROG_LOAD, &a, sizeof(a));
-        l->prog_fds[i] = fd < 0 ? -errno : (int)fd;
-        if (fd < 0)
-            failed = 1;
-        if (report) {
-            if (fd >= 0)
-                fprintf(report, "  %-24s loaded: %zu insns, %zu func_info, %zu line_info, verifier OK\n", p.name,
-                        cnt, fcnt, lcnt);
-            else
-                fprintf(report, "  %-24s REJECTED: %s\n%s\n", p.name, strerror(-l->prog_fds[i]), log);
-        }
+    return 0;
+}
+
+/*
+ * Loads program `i` (after kl_prepare) with its type, expected attach
+ * type and attach target as ksym_bpf_program_attach_info gives them (a
+ * section libbpf does not know loads as a socket filter), its func_info
+ * and line_info. Stores its fd (or -errno) in l->prog_fds[i] and returns
+ * it; the verifier's verdict goes to `report` (may be NULL).
+ */
+static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report)
+{
+    static char log[1 << 16];
+    struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+    struct ksym_bpf_attach at = { .sz = sizeof(at) };
+    size_t cnt = 0, frs = 0, fcnt = 0, lrs = 0, lcnt = 0;
+    struct kl_prog_load a;
+    if (ksym_bpf_program_info(obj, i, &p) != 0 || ksym_bpf_program_attach_info(obj, i, &at) != 0)
+        return l->prog_fds[i] = ksym_last_error();
+    const struct ksym_bpf_insn *insns = ksym_bpf_program_insns(obj, i, &cnt);
+    if (!insns)
+        return l->prog_fds[i] = ksym_last_error();
+    memset(&a, 0, sizeof(a));
+    a.prog_type = at.prog_type ? at.prog_type : KL_PROG_SOCKET_FILTER;
+    a.expected_attach_type = at.expected_attach_type;
+    a.attach_btf_id = at.attach_btf_id;
+    a.attach_prog_fd = at.attach_btf_obj_fd > 0 ? (uint32_t)at.attach_btf_obj_fd : 0;
+    if (at.flags & KSYM_ATTACH_SLEEPABLE)
+        a.prog_flags |= KL_F_SLEEPABLE;
+    if (at.flags & KSYM_ATTACH_XDP_FRAGS)
+        a.prog_flags |= KL_F_XDP_HAS_FRAGS;
+    a.insns = kl_ptr(insns);
+    a.insn_cnt = (uint32_t)cnt;
+    a.license = kl_ptr(ksym_bpf_object_license(obj));
+    a.log_buf = kl_ptr(log);
+    a.log_size = sizeof(log);
+    a.log_level = 1;
+    kl_object_name(a.prog_name, p.name);
+    if (l->btf_fd >= 0) {
+        const void *fi = ksym_bpf_program_func_info(obj, i, &frs, &fcnt);
+        const void *li = ksym_bpf_program_line_info(obj, i, &lrs, &lcnt);
+        a.prog_btf_fd = (uint32_t)l->btf_fd;
+        a.func_info = kl_ptr(fi);
+        a.func_info_rec_size = (uint32_t)frs;
+        a.func_info_cnt = (uint32_t)fcnt;
+        a.line_info = kl_ptr(li);
+        a.line_info_rec_size = (uint32_t)lrs;
+        a.line_info_cnt = (uint32_t)lcnt;
     }
+    log[0] = 0;
+    long fd = kl_bpf(KL_PROG_LOAD, &a, sizeof(a));
+    l->prog_fds[i] = fd < 0 ? -errno : (int)fd;
+    if (report) {
+        if (fd >= 0)
+            fprintf(report, "  %-24s loaded: %zu insns, %zu func_info, %zu line_info, verifier OK\n", p.name, cnt,
+                    fcnt, lcnt);
+        else
+            fprintf(report, "  %-24s REJECTED: %s\n%s\n", p.name, strerror(-l->prog_fds[i]), log);
+    }
+    return l->prog_fds[i];
+}
+
+/*
+ * Loads the object (kl_prepare, without kernel BTF) and every program,
+ * aliases included, with func_info and line_info. Each program's verifier
+ * verdict goes to `report` (may be NULL). Returns 0 when everything
+ * loaded, 1 when some program did not (see l->prog_fds), or the negative
+ * code of the first step that failed (a message in `why`).
+ */
+static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct kl_loaded *l,
+                          FILE *report, char *why, size_t why_size)
+{
+    int err = kl_prepare(obj, cache, NULL, l, why, why_size);
+    if (err)
+        return err;
+    int failed = 0;
+    for (size_t i = 0; i < l->nprogs; i++)
+        failed |= kl_load_prog(obj, l, i, report) < 0;
     return failed ? 1 : 0;
+}
+
+/*
+ * Attaches loaded program `i` where its attach info says: raw tracepoints
+ * by name, BTF-attached programs (fentry, fexit, tp_btf, lsm...) to their
+ * BTF target (BPF_RAW_TRACEPOINT_OPEN with no name, which every kernel
+ * with BTF attach has; BPF_LINK_CREATE as a second try). Stores the link
+ * fd in l->link_fds[i] and returns it, or -errno (-EOPNOTSUPP for types
+ * this loader does not attach).
+ */
+static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i)
+{
+    struct ksym_bpf_attach at = { .sz = sizeof(at) };
+    if (l->prog_fds[i] < 0)
+        return -EBADF;
+    if (ksym_bpf_program_attach_info(obj, i, &at) != 0)
+        return ksym_last_error();
+    long fd;
+    if (at.prog_type == KL_PROG_RAW_TRACEPOINT || at.prog_type == KL_PROG_RAW_TRACEPOINT_WRITABLE) {
+        struct kl_raw_tp_open a;
+        memset(&a, 0, sizeof(a));
+        a.name = kl_ptr(at.target);
+        a.prog_fd = (uint32_t)l->prog_fds[i];
+        fd = kl_bpf(KL_RAW_TRACEPOINT_OPEN, &a, sizeof(a));
+    } else if (at.prog_type == KL_PROG_TRACING || at.prog_type == KL_PROG_LSM || at.prog_type == KL_PROG_EXT) {
+        struct kl_raw_tp_open a;
+        memset(&a, 0, sizeof(a));
+        a.prog_fd = (uint32_t)l->prog_fds[i];
+        fd = kl_bpf(KL_RAW_TRACEPOINT_OPEN, &a, sizeof(a));
+        if (fd < 0) {
+            struct kl_link_create c;
+            memset(&c, 0, sizeof(c));
+            c.prog_fd = (uint32_t)l->prog_fds[i];
+            c.attach_type = at.expected_attach_type;
+            fd = kl_bpf(KL_LINK_CREATE, &c, sizeof(c));
+        }
+    } else {
+        return l->link_fds[i] = -EOPNOTSUPP;
+    }
+    return l->link_fds[i] = fd < 0 ? -errno : (int)fd;
+}
+
+/* Turns on the kernel's per-program run counters while the returned fd is
+ * open (BPF_ENABLE_STATS); -errno if it cannot. */
+static inline int kl_enable_stats(void)
+{
+    struct kl_enable_stats a = { 0 }; /* BPF_STATS_RUN_TIME */
+    long fd = kl_bpf(KL_ENABLE_STATS, &a, sizeof(a));
+    return fd < 0 ? -errno : (int)fd;
+}
+
+/* How many times the kernel ran a program (with stats enabled). */
+static inline int kl_run_count(int prog_fd, uint64_t *cnt)
+{
+    struct kl_prog_info info;
+    struct kl_obj_info a;
+    memset(&info, 0, sizeof(info));
+    memset(&a, 0, sizeof(a));
+    a.bpf_fd = (uint32_t)prog_fd;
+    a.info_len = sizeof(info);
+    a.info = kl_ptr(&info);
+    if (kl_bpf(KL_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) < 0)
+        return -errno;
+    *cnt = info.run_cnt;
+    return 0;
 }
 
 #endif

@@ -26,6 +26,24 @@ LOAD=--load
 [ "$K" = /proc/kallsyms ] || LOAD=
 show obj c-tests/bpf/aliases.bpf.o $LOAD
 
+if [ "$K" = /proc/kallsyms ] && [ -r /sys/kernel/btf/vmlinux ]; then
+    echo
+    echo "One counting program attached to every BTF tracepoint matching a pattern:"
+    echo "ksym_bpf_program_expand makes one alias per tracepoint, all loaded from one"
+    echo "copy of the instructions; counts are the kernel's run counter of each."
+    echo "(Where the kernel allows fentry, \`ksym trace 'vmlinux\`vfs_*'\` does the same for"
+    echo "every kernel function; here it says why it cannot.)"
+    echo
+    echo "\$ ksym trace --tracepoints 'sched_process_*' --duration 2"
+    "$KSYM" trace --tracepoints 'sched_process_*' --duration 2 &
+    sleep 0.5
+    for i in 1 2 3; do /bin/true; done
+    wait || true
+    echo
+    echo "\$ ksym trace 'vmlinux\`vfs_*' --duration 1"
+    "$KSYM" trace 'vmlinux`vfs_*' --duration 1 || true
+fi
+
 show stat
 show lookup schedule 'vmlinux`_text' vfs_read
 show lookup does_not_exist vfs_read.constprop.0

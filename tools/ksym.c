@@ -11,6 +11,11 @@
  *                                      programs and their aliases, maps, externs
  *                                      resolved, relocations; --load creates the
  *                                      maps and loads every program
+ *   ksym trace [--tracepoints] PATTERN [--interval S] [--duration S] [--top N]
+ *                                      one counting program attached to every
+ *                                      kernel function (fentry) or BTF tracepoint
+ *                                      matching PATTERN, through aliases; hit
+ *                                      counts per target (tools/trace.c)
  *
  * OPTIONS: --kallsyms FILE, --ranges FILE (modules.builtin.ranges; "" for
  * none), --vmlinux FILE (exact sizes), --modules FILE (what the cache
@@ -37,8 +42,14 @@ struct options {
     const char *vmlinux;
     const char *modules;
     const char *repeat;
+    const char *interval;
+    const char *duration;
+    const char *top;
     int load;
+    int tracepoints;
 };
+
+int cmd_trace(const char *pattern, int tracepoints, double interval, double duration, long top);
 
 static void usage(FILE *f)
 {
@@ -54,6 +65,10 @@ static void usage(FILE *f)
             "  resolve NAME...   resolve in one streaming pass (no table), through a cache\n"
             "  obj FILE.bpf.o    a BPF object: programs and aliases, maps, externs, relocations;\n"
             "                    --load creates its maps and loads every program into the kernel\n"
+            "  trace PATTERN     count hits on every kernel function matching PATTERN (glob or\n"
+            "                    module`glob), one fentry alias each; --tracepoints: every BTF\n"
+            "                    tracepoint (tp_btf); --interval S (1), --duration S (0: until\n"
+            "                    Ctrl-C), --top N (20)\n"
             "  version           print the library version\n");
 }
 
@@ -245,6 +260,20 @@ static const char *reloc_kind(int k)
     }
 }
 
+/* enum bpf_prog_type names, for display. */
+static const char *prog_type_name(uint32_t t)
+{
+    static const char *const names[] = {
+        "unknown",      "socket_filter", "kprobe",         "sched_cls",     "sched_act",     "tracepoint",
+        "xdp",          "perf_event",    "cgroup_skb",     "cgroup_sock",   "lwt_in",        "lwt_out",
+        "lwt_xmit",     "sock_ops",      "sk_skb",         "cgroup_device", "sk_msg",        "raw_tracepoint",
+        "cgroup_sock_addr", "lwt_seg6local", "lirc_mode2", "sk_reuseport", "flow_dissector", "cgroup_sysctl",
+        "raw_tracepoint_writable", "cgroup_sockopt", "tracing", "struct_ops", "ext", "lsm", "sk_lookup",
+        "syscall",      "netfilter",
+    };
+    return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
+}
+
 static int cmd_obj(const struct options *o, const char *path)
 {
     struct ksym_bpf_object *obj = ksym_bpf_object_open(path);
@@ -286,6 +315,32 @@ static int cmd_obj(const struct options *o, const char *path)
             printf("  [%zu] %-24s section %s, %zu insns at %zu\n", i, p.name, p.section, p.insn_cnt, p.insn_off);
         }
     }
+    /* Attach targets, against the running kernel's BTF when there is one. */
+    struct ksym_btf *btf = ksym_btf_open(NULL);
+    printf("\nattach targets (%s):\n", btf ? "the running kernel's BTF and kallsyms" : "no kernel BTF here");
+    if (!btf)
+        printf("  %s\n", ksym_last_error_message());
+    else if (ksym_bpf_object_resolve_btf(obj, btf) != 0)
+        printf("  not all resolved: %s\n", ksym_last_error_message());
+    for (size_t i = 0; i < np; i++) {
+        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+        struct ksym_bpf_attach a = { .sz = sizeof(a) };
+        ksym_bpf_program_info(obj, i, &p);
+        ksym_bpf_program_attach_info(obj, i, &a);
+        printf("  [%zu] %-24s %s", i, p.name, prog_type_name(a.prog_type));
+        if (a.expected_attach_type)
+            printf(" (attach type %u)", a.expected_attach_type);
+        if (a.target)
+            printf(" -> %s%s%s", a.module ? a.module : "", a.module ? "`" : "", a.target);
+        if (a.attach_btf_id)
+            printf(" btf id %u%s", a.attach_btf_id, a.attach_btf_obj_fd > 0 ? " (module BTF fd)" : "");
+        if (a.addr)
+            printf(" at %016" PRIx64, a.addr);
+        if (a.flags & KSYM_ATTACH_SLEEPABLE)
+            printf(" sleepable");
+        putchar('\n');
+    }
+
     printf("\nmaps:\n");
     for (size_t i = 0; i < nm; i++) {
         struct ksym_bpf_map_info m = { .sz = sizeof(m) };
@@ -332,11 +387,14 @@ static int cmd_obj(const struct options *o, const char *path)
             printf("  not possible here: bpf() fails with %s (needs root or CAP_BPF)\n", strerror(-avail));
             rc = 1;
         } else {
-            int err = kl_load(obj, cache, &l, stdout, why, sizeof(why));
+            int err = kl_prepare(obj, cache, btf, &l, why, sizeof(why));
+            int failed = 0;
+            for (size_t i = 0; err == 0 && i < np; i++)
+                failed |= kl_load_prog(obj, &l, i, stdout) < 0;
             if (err < 0) {
                 fprintf(stderr, "ksym: %s\n", why);
                 rc = 1;
-            } else if (err > 0) {
+            } else if (failed) {
                 rc = 1; /* each failed program's verdict is printed above */
             } else {
                 size_t cnt;
@@ -354,6 +412,7 @@ static int cmd_obj(const struct options *o, const char *path)
     }
     ksym_cache_free(cache);
     ksym_bpf_object_free(obj);
+    ksym_btf_free(btf);
     return rc;
 }
 
@@ -394,7 +453,7 @@ static int run(const struct options *o, const char *cmd, int nargs, char **args)
         return 0;
     }
     int need_args = !strcmp(cmd, "lookup") || !strcmp(cmd, "addr") || !strcmp(cmd, "grep") ||
-                    !strcmp(cmd, "resolve") || !strcmp(cmd, "obj");
+                    !strcmp(cmd, "resolve") || !strcmp(cmd, "obj") || !strcmp(cmd, "trace");
     int known = need_args || !strcmp(cmd, "modules") || !strcmp(cmd, "stat");
     if (!known) {
         fprintf(stderr, "ksym: unknown command %s\n", cmd);
@@ -405,7 +464,7 @@ static int run(const struct options *o, const char *cmd, int nargs, char **args)
         fprintf(stderr, "ksym: %s needs arguments\n", cmd);
         return 2;
     }
-    if ((!strcmp(cmd, "grep") || !strcmp(cmd, "obj")) && nargs != 1) {
+    if ((!strcmp(cmd, "grep") || !strcmp(cmd, "obj") || !strcmp(cmd, "trace")) && nargs != 1) {
         fprintf(stderr, "ksym: %s takes one argument\n", cmd);
         return 2;
     }
@@ -414,6 +473,16 @@ static int run(const struct options *o, const char *cmd, int nargs, char **args)
         return cmd_resolve(o, nargs, args);
     if (!strcmp(cmd, "obj"))
         return cmd_obj(o, args[0]);
+    if (!strcmp(cmd, "trace")) {
+        double interval = o->interval ? strtod(o->interval, NULL) : 1.0;
+        double duration = o->duration ? strtod(o->duration, NULL) : 0.0;
+        long top = o->top ? strtol(o->top, NULL, 10) : 20;
+        if (!(interval > 0) || duration < 0 || top < 1) {
+            fprintf(stderr, "ksym: --interval and --top need positive values, --duration zero or more\n");
+            return 2;
+        }
+        return cmd_trace(args[0], o->tracepoints, interval, duration, top);
+    }
 
     struct ksym_table *t = open_table(o);
     if (!t)
@@ -456,7 +525,16 @@ int main(int argc, char **argv)
             slot = &o.modules;
         else if (!strcmp(argv[i], "--repeat"))
             slot = &o.repeat;
-        else if (!strcmp(argv[i], "--load")) {
+        else if (!strcmp(argv[i], "--interval"))
+            slot = &o.interval;
+        else if (!strcmp(argv[i], "--duration"))
+            slot = &o.duration;
+        else if (!strcmp(argv[i], "--top"))
+            slot = &o.top;
+        else if (!strcmp(argv[i], "--tracepoints")) {
+            o.tracepoints = 1;
+            continue;
+        } else if (!strcmp(argv[i], "--load")) {
             o.load = 1;
             continue;
         } else if (!strcmp(argv[i], "--help")) {

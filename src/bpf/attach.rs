@@ -14,28 +14,60 @@ use crate::btf::KernelBtf;
 use crate::error::{Error, Result};
 use crate::rules::query::Query;
 
-/// A program's attach state.
+/// A program's attach state: what its section says (shared with its
+/// aliases), what the loader set for it, what that resolved to. Small,
+/// since `expand` makes one per kernel function.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Attach {
     /// libbpf's definition of the section (`None`: unknown section).
     def: Option<&'static SectionDef>,
-    /// The target the section names, as written after the `/`.
-    section_target: Option<Vec<u8>>,
-    /// The target the loader set (`set_attach_target`, `expand`): it wins
-    /// over the section's.
-    set_target: Option<Vec<u8>>,
-    /// The section's or set target split for display before resolution.
-    shown: Option<(CString, Option<CString>)>,
-    resolved: Option<Resolved>,
+    /// The target the section names, after its `/`.
+    section: Option<Arc<Named>>,
+    /// The target the loader set (`set_attach_target`): it wins over the
+    /// section's.
+    set: Option<Box<Named>>,
+    resolved: Option<Box<Resolved>>,
 }
 
-/// A target resolved against one kernel BTF, which it keeps alive (the
-/// module BTF fd belongs to it).
+/// A target as a query (`module`name`), and as shown before resolution.
+#[derive(Clone, Debug)]
+struct Named {
+    query: Vec<u8>,
+    name: CString,
+    module: Option<CString>,
+}
+
+impl Named {
+    fn new(query: Vec<u8>) -> Named {
+        let c = |b: &[u8]| CString::new(b.to_vec()).unwrap_or_default();
+        let (name, module) = match memchr::memchr(b'`', &query) {
+            Some(t) => (c(&query[t + 1..]), Some(c(&query[..t]))),
+            None => (c(&query), None),
+        };
+        Named {
+            query,
+            name,
+            module,
+        }
+    }
+}
+
+/// A target resolved against one kernel BTF, which it keeps alive (its
+/// names live there, and so does the module BTF fd).
 #[derive(Clone, Debug)]
 struct Resolved {
     target: Target,
     obj_fd: i32,
     kernel: Arc<KernelBtf>,
+}
+
+impl Resolved {
+    fn name(&self) -> &CStr {
+        self.kernel.text(&self.target.name)
+    }
+    fn module(&self) -> &CStr {
+        self.kernel.text(&self.target.module)
+    }
 }
 
 /// What a loader needs to load and attach one program or alias.
@@ -56,37 +88,36 @@ pub struct AttachInfo<'a> {
     pub flags: u32,
 }
 
-/// `module`name` as the display pair (name, module).
-fn shown(query: &[u8]) -> (CString, Option<CString>) {
-    let c = |b: &[u8]| CString::new(b.to_vec()).unwrap_or_default();
-    match memchr::memchr(b'`', query) {
-        Some(t) => (c(&query[t + 1..]), Some(c(&query[..t]))),
-        None => (c(query), None),
-    }
-}
-
 impl Attach {
     /// The attach state a section gives.
     pub(super) fn of_section(sec: &[u8]) -> Attach {
         let Some((def, extra)) = section::lookup(sec) else {
             return Attach::default();
         };
-        let section_target = match (def.target, extra) {
-            (Some(kind), Some(text)) => Some(section::target_query(kind, text)),
+        let section = match (def.target, extra) {
+            (Some(kind), Some(text)) => {
+                Some(Arc::new(Named::new(section::target_query(kind, text))))
+            }
             _ => None,
         };
         Attach {
             def: Some(def),
-            shown: section_target.as_deref().map(shown),
-            section_target,
+            section,
             ..Default::default()
         }
     }
 
-    fn query(&self) -> Option<&[u8]> {
-        self.set_target
-            .as_deref()
-            .or(self.section_target.as_deref())
+    /// The target to resolve: the one set, else the one resolved (an
+    /// alias made by `expand`), else the section's.
+    fn query(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if let Some(n) = &self.set {
+            return Some(n.query.as_slice().into());
+        }
+        if let Some(r) = &self.resolved {
+            let q = [r.module().to_bytes(), b"`", r.name().to_bytes()].concat();
+            return Some(q.into());
+        }
+        self.section.as_ref().map(|n| n.query.as_slice().into())
     }
 }
 
@@ -106,19 +137,20 @@ impl Object {
                 flags: 0,
             });
         };
+        let named = a.set.as_deref().or(a.section.as_deref());
         let mut info = AttachInfo {
             prog_type: def.prog_type,
             expected_attach_type: def.expected_attach_type,
             attach_btf_id: 0,
             attach_btf_obj_fd: 0,
-            target: a.shown.as_ref().map(|s| s.0.as_c_str()),
-            module: a.shown.as_ref().and_then(|s| s.1.as_deref()),
+            target: named.map(|n| n.name.as_c_str()),
+            module: named.and_then(|n| n.module.as_deref()),
             addr: 0,
             flags: def.load_flags(),
         };
         if let Some(r) = &a.resolved {
-            info.target = Some(&r.target.name);
-            info.module = Some(&r.target.module);
+            info.target = Some(r.name());
+            info.module = Some(r.module());
             info.addr = r.target.addr;
             if def.attaches_by_btf() {
                 info.attach_btf_id = r.target.btf_id;
@@ -155,7 +187,7 @@ impl Object {
         kind: TargetKind,
         p: &Program,
         query: &[u8],
-    ) -> Result<Resolved> {
+    ) -> Result<Box<Resolved>> {
         let at = || {
             format!(
                 "program `{}` (section `{}`)",
@@ -168,16 +200,16 @@ impl Object {
         Ok(Self::resolved(kernel, target))
     }
 
-    fn resolved(kernel: &Arc<KernelBtf>, target: Target) -> Resolved {
+    fn resolved(kernel: &Arc<KernelBtf>, target: Target) -> Box<Resolved> {
         let obj_fd = match target.obj {
             Some(obj) => kernel.object_fd(obj).unwrap_or(-1),
             None => 0,
         };
-        Resolved {
+        Box::new(Resolved {
             target,
             obj_fd,
             kernel: kernel.clone(),
-        }
+        })
     }
 
     /// Resolves the attach target of every program and alias that names
@@ -188,10 +220,6 @@ impl Object {
         let mut first_err = None;
         for i in 0..self.programs.len() {
             let p = &self.programs[i];
-            let (Some(kind), Some(q)) = (p.attach.def.and_then(|d| d.target), p.attach.query())
-            else {
-                continue;
-            };
             if p.attach
                 .resolved
                 .as_ref()
@@ -199,7 +227,11 @@ impl Object {
             {
                 continue;
             }
-            match Self::resolve_one(kernel, kind, p, q) {
+            let (Some(kind), Some(q)) = (p.attach.def.and_then(|d| d.target), p.attach.query())
+            else {
+                continue;
+            };
+            match Self::resolve_one(kernel, kind, p, &q) {
                 Ok(r) => self.programs[i].attach.resolved = Some(r),
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -224,8 +256,7 @@ impl Object {
         let query = section::target_query(kind, target);
         let r = Self::resolve_one(kernel, kind, &self.programs[prog], &query)?;
         let a = &mut self.programs[prog].attach;
-        a.shown = Some(shown(&query));
-        a.set_target = Some(query);
+        a.set = Some(Box::new(Named::new(query)));
         a.resolved = Some(r);
         Ok(())
     }
@@ -251,20 +282,22 @@ impl Object {
         })?;
         let n = targets.len();
         self.programs.reserve(n);
+        let base = self.programs[root].name.to_bytes().to_vec();
+        let mut alias_name = Vec::new();
         for t in targets {
-            let module = t.module.to_bytes();
-            let name = t.name.to_bytes();
-            let base = self.programs[root].name.to_bytes();
-            let alias_name = if module == b"vmlinux" {
-                [base, b"/", name].concat()
-            } else {
-                [base, b"/", module, b":", name].concat()
-            };
-            let query = [module, b"`", name].concat();
-            let mut alias =
-                self.programs[root].alias(root, CString::new(alias_name).unwrap_or_default());
-            alias.attach.shown = Some(shown(&query));
-            alias.attach.set_target = Some(query);
+            let module = kernel.text(&t.module).to_bytes();
+            let name = kernel.text(&t.name).to_bytes();
+            alias_name.clear();
+            alias_name.extend_from_slice(&base);
+            alias_name.push(b'/');
+            if module != b"vmlinux" {
+                alias_name.extend_from_slice(module);
+                alias_name.push(b':');
+            }
+            alias_name.extend_from_slice(name);
+            let name = CString::new(alias_name.as_slice()).unwrap_or_default();
+            let mut alias = self.programs[root].alias(root, name);
+            alias.attach.set = None;
             alias.attach.resolved = Some(Self::resolved(kernel, t));
             self.programs.push(alias);
         }

@@ -211,7 +211,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         }
         programs.push(Program {
             name: cstring(s.name),
-            section: cstring(secs[sec].name),
+            section: cstring(secs[sec].name).into(),
             alias_of,
             insn_off: start,
             insn_cnt: len,

@@ -63,7 +63,8 @@ pub struct Reloc {
 #[derive(Clone, Debug)]
 pub struct Program {
     pub name: CString,
-    pub section: CString,
+    /// Shared by the program and its aliases.
+    pub section: std::sync::Arc<std::ffi::CStr>,
     /// The program whose instructions this one shares (its own index if none).
     pub alias_of: usize,
     /// Offset in the section, in instructions.

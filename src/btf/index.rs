@@ -50,9 +50,13 @@ impl Indexed {
     /// The first own type named `name` of `kind` (any kind for 0), as
     /// libbpf's `btf__find_by_name_kind` answers: the lowest id.
     pub fn first(&self, name: &[u8], kind: u32) -> Option<u32> {
-        let mut best = None;
-        self.each_named(name, |id| {
-            if best.is_none() && (kind == 0 || self.btf.ty(id).is_some_and(|t| t.kind() == kind)) {
+        let mut best: Option<u32> = None;
+        self.index.candidates(hash(name), |i, name_off| {
+            let id = self.ids[i];
+            if best.is_none_or(|b| id < b)
+                && self.btf.str(name_off) == name
+                && (kind == 0 || self.btf.ty(id).is_some_and(|t| t.kind() == kind))
+            {
                 best = Some(id);
             }
         });

@@ -10,7 +10,7 @@
 //! `kallsyms_lookup_name` and so the kernel pick).
 
 use std::collections::HashSet;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 
 use super::{FilterFunctions, KernelBtf};
 use crate::error::{Error, Result};
@@ -66,14 +66,29 @@ impl TargetKind {
     }
 }
 
+/// A name a target holds: in the strings of a BTF object (where it is
+/// NUL-terminated already: no copy per target), the name of a BTF object,
+/// or a copy. [`KernelBtf::text`] gives it as a C string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Text {
+    /// String offset `off` of object `obj`'s BTF.
+    Btf {
+        obj: usize,
+        off: u32,
+    },
+    /// The module name of object `obj` (`vmlinux` for 0).
+    Object(usize),
+    Owned(CString),
+}
+
 /// A resolved attach target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The function, hook, iterator or tracepoint name (no prefix).
-    pub name: CString,
+    pub name: Text,
     /// The module whose BTF (or, for kprobes, symbols) has it; `vmlinux`
     /// for the core kernel and the modules built into it.
-    pub module: CString,
+    pub module: Text,
     /// The BTF object (0 vmlinux, `k + 1` module `k`); `None` for targets
     /// without BTF.
     pub obj: Option<usize>,
@@ -106,22 +121,46 @@ fn btf_module<'s>(s: &Symbol<'s>) -> &'s [u8] {
 }
 
 impl KernelBtf {
+    /// A [`Text`] as a C string, borrowed from this handle.
+    pub fn text<'k>(&'k self, t: &'k Text) -> &'k CStr {
+        match t {
+            Text::Btf { obj, off } => self
+                .object(*obj)
+                .ok()
+                .and_then(|b| b.btf.cstr(*off))
+                .and_then(|c| CStr::from_bytes_with_nul(c).ok())
+                .unwrap_or(c""),
+            Text::Object(obj) => self.object_name(*obj),
+            Text::Owned(c) => c,
+        }
+    }
+
+    /// The target's name without the prefix of its BTF type.
+    fn btf_text(obj: usize, name_off: u32, prefix: &[u8]) -> Text {
+        Text::Btf {
+            obj,
+            off: name_off + prefix.len() as u32,
+        }
+    }
+
     /// The target `q` names for a program of `kind`.
     pub fn target(&self, kind: TargetKind, q: &Query<'_>) -> Result<Target> {
         let what = kind.what();
         match kind.btf_type() {
             Some((prefix, btf_kind)) => {
                 let f = self.find_query(q, prefix, btf_kind, what)?;
-                let name = CString::new(q.name).unwrap_or_default();
-                let module = self.object_name(f.obj).to_owned();
                 let addr = if kind.is_function() {
-                    self.function_addr(module.to_bytes(), &[prefix, q.name].concat())
+                    self.function_addr(
+                        self.object_name(f.obj).to_bytes(),
+                        &[prefix, q.name].concat(),
+                    )
                 } else {
                     0
                 };
+                let name_off = self.object(f.obj)?.btf.ty(f.id).map_or(0, |t| t.name_off);
                 Ok(Target {
-                    name,
-                    module,
+                    name: Self::btf_text(f.obj, name_off, prefix),
+                    module: Text::Object(f.obj),
                     obj: Some(f.obj),
                     btf_id: f.id,
                     addr,
@@ -141,8 +180,8 @@ impl KernelBtf {
                         ))
                     })?;
                 Ok(Target {
-                    name: CString::new(q.name).unwrap_or_default(),
-                    module: CString::new(btf_module(s)).unwrap_or_default(),
+                    name: Text::Owned(CString::new(q.name).unwrap_or_default()),
+                    module: Text::Owned(CString::new(btf_module(s)).unwrap_or_default()),
                     obj: None,
                     btf_id: 0,
                     addr: s.addr,
@@ -152,9 +191,10 @@ impl KernelBtf {
                 // A raw tracepoint attaches by name; its BTF TYPEDEF says
                 // it exists.
                 let f = self.find_query(q, b"btf_trace_", KIND_TYPEDEF, what)?;
+                let name_off = self.object(f.obj)?.btf.ty(f.id).map_or(0, |t| t.name_off);
                 Ok(Target {
-                    name: CString::new(q.name).unwrap_or_default(),
-                    module: self.object_name(f.obj).to_owned(),
+                    name: Self::btf_text(f.obj, name_off, b"btf_trace_"),
+                    module: Text::Object(f.obj),
                     obj: None,
                     btf_id: 0,
                     addr: 0,
@@ -210,7 +250,8 @@ impl KernelBtf {
                 break; // LSM hooks are the core kernel's
             }
             let blob = self.object(obj)?;
-            let mut found: Vec<(Vec<u8>, u32)> = Vec::new();
+            // (name, id, name offset), by name: the first id of each name.
+            let mut found: Vec<(&[u8], u32, u32)> = Vec::new();
             for id in blob.btf.own_ids() {
                 let Some(t) = blob.btf.ty(id) else { continue };
                 if t.kind() != btf_kind {
@@ -220,20 +261,20 @@ impl KernelBtf {
                     continue;
                 };
                 if !name.is_empty() && p.name.matches(name) {
-                    found.push((name.to_vec(), id));
+                    found.push((name, id, t.name_off));
                 }
             }
             found.sort();
             found.dedup_by(|a, b| a.0 == b.0);
-            for (name, id) in found {
+            for (name, id, name_off) in found {
                 let addr = if kind.is_function() {
-                    self.function_addr(module.to_bytes(), &[prefix, &name].concat())
+                    self.function_addr(module.to_bytes(), &[prefix, name].concat())
                 } else {
                     0
                 };
                 out.push(Target {
-                    name: CString::new(name).unwrap_or_default(),
-                    module: module.to_owned(),
+                    name: Self::btf_text(obj, name_off, prefix),
+                    module: Text::Object(obj),
                     obj: (kind != TargetKind::RawTracepoint).then_some(obj),
                     btf_id: if kind == TargetKind::RawTracepoint {
                         0
@@ -252,7 +293,9 @@ impl KernelBtf {
         let exact = p.name.literal().is_some();
         let table = self.symbols()?;
         let filter: &FilterFunctions = self.filter_functions()?;
-        let mut seen: HashSet<(usize, Vec<u8>)> = HashSet::new();
+        // Targets already listed: (object, BTF id), or the name of a kprobe.
+        let mut seen: HashSet<(usize, u32)> = HashSet::new();
+        let mut seen_kprobe: HashSet<Vec<u8>> = HashSet::new();
         let mut out = Vec::new();
         let mut err = None;
         table.for_each_match(pattern, |s| {
@@ -269,8 +312,13 @@ impl KernelBtf {
             } else {
                 self.module_object(module)
             };
-            let (obj, btf_id) = match kind {
-                TargetKind::Kprobe => (None, 0),
+            let (obj, btf_id, name_off) = match kind {
+                TargetKind::Kprobe => {
+                    if !seen_kprobe.insert(name.to_vec()) {
+                        return std::ops::ControlFlow::Continue(());
+                    }
+                    (None, 0, 0)
+                }
                 _ => {
                     let Some(obj) = obj else {
                         return std::ops::ControlFlow::Continue(());
@@ -283,20 +331,26 @@ impl KernelBtf {
                         }
                     };
                     match blob.first(name, KIND_FUNC) {
-                        Some(id) => (Some(obj), id),
-                        None => return std::ops::ControlFlow::Continue(()),
+                        Some(id) if seen.insert((obj, id)) => {
+                            (Some(obj), id, blob.btf.ty(id).map_or(0, |t| t.name_off))
+                        }
+                        _ => return std::ops::ControlFlow::Continue(()),
                     }
                 }
             };
-            if seen.insert((obj.unwrap_or(usize::MAX), name.to_vec())) {
-                out.push(Target {
-                    name: CString::new(name).unwrap_or_default(),
-                    module: CString::new(module).unwrap_or_default(),
-                    obj,
-                    btf_id,
-                    addr: s.addr,
-                });
-            }
+            out.push(Target {
+                name: match obj {
+                    Some(obj) => Text::Btf { obj, off: name_off },
+                    None => Text::Owned(CString::new(name).unwrap_or_default()),
+                },
+                module: match obj {
+                    Some(obj) => Text::Object(obj),
+                    None => Text::Owned(CString::new(module).unwrap_or_default()),
+                },
+                obj,
+                btf_id,
+                addr: s.addr,
+            });
             std::ops::ControlFlow::Continue(())
         })?;
         match err {
