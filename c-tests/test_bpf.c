@@ -205,17 +205,37 @@ static void test_errors(void)
     CHECK_MSG("machine 62");
     free(buf);
 
-    o = open_obj("kfunc.bpf.o");
-    CHECK(o == NULL && ksym_last_error() == KSYM_ERR_UNSUPPORTED);
-    CHECK_MSG("bpf_rcu_read_lock");
-    o = open_obj("typed_ksym.bpf.o");
-    CHECK(o == NULL && ksym_last_error() == KSYM_ERR_UNSUPPORTED);
-    CHECK_MSG("bpf_prog_active");
-    o = open_obj("core.bpf.o");
-    CHECK(o != NULL);
-    CHECK(ksym_bpf_object_set_map_fd(o, 0, 3) == 0 && ksym_bpf_object_relocate(o) == KSYM_ERR_UNSUPPORTED);
-    CHECK_MSG("core_prog");
-    ksym_bpf_object_free(o);
+    /* What needs the kernel's BTF waits for ksym_bpf_object_resolve_btf:
+     * relocate says so, naming the program and the extern. */
+    static const struct { const char *file, *what; int kind; } btf_needed[] = {
+        { "kfunc.bpf.o", "bpf_rcu_read_lock", KSYM_BPF_EXTERN_KFUNC },
+        { "typed_ksym.bpf.o", "bpf_prog_active", KSYM_BPF_EXTERN_KSYM_BTF },
+        { "kconfig.bpf.o", "LINUX_KERNEL_VERSION", KSYM_BPF_EXTERN_KCONFIG },
+        { "core.bpf.o", "core_prog", 0 },
+    };
+    for (size_t i = 0; i < sizeof(btf_needed) / sizeof(btf_needed[0]); i++) {
+        o = open_obj(btf_needed[i].file);
+        CHECK(o != NULL);
+        if (!o)
+            continue;
+        for (size_t m = 0; m < ksym_bpf_object_map_count(o); m++)
+            CHECK(ksym_bpf_object_set_map_fd(o, m, 3) == 0);
+        CHECK(ksym_bpf_object_relocate(o) == KSYM_ERR_INVALID);
+        CHECK_MSG("ksym_bpf_object_resolve_btf");
+        if (btf_needed[i].kind) {
+            struct ksym_bpf_extern_info e = { .sz = sizeof(e) };
+            bool seen = false;
+            for (size_t x = 0; x < ksym_bpf_object_extern_count(o); x++)
+                if (ksym_bpf_extern_info(o, x, &e) == 0 && !strcmp(e.name, btf_needed[i].what))
+                    seen = e.kind == (uint32_t)btf_needed[i].kind && !e.resolved && e.module == NULL;
+            CHECK(seen);
+        } else {
+            CHECK_MSG(btf_needed[i].what);
+        }
+        size_t n = 99;
+        CHECK(ksym_bpf_program_fd_array(o, 0, &n) == NULL && n == 0);
+        ksym_bpf_object_free(o);
+    }
 
     /* Strong extern missing: named, with near matches. */
     o = open_obj("nobtf.bpf.o");

@@ -107,6 +107,19 @@
 #define KSYM_BTF_STATS_OBJECT_IDS 8
 
 /**
+ * ksym_bpf_reloc.flags: the value (addend) is final: resolved by
+ * ksym_bpf_object_resolve_btf.
+ */
+#define KSYM_BPF_RELOC_RESOLVED 1
+
+/**
+ * ksym_bpf_reloc.flags: a CO-RE relocation that failed on this kernel the
+ * way libbpf lets pass: its instruction becomes a call to the invalid
+ * helper 0xbad2310, which the verifier reports if it is reached.
+ */
+#define KSYM_BPF_RELOC_POISONED 2
+
+/**
  * ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
  */
 #define KSYM_ATTACH_SLEEPABLE 1
@@ -163,6 +176,50 @@ enum ksym_bpf_reloc_kind {
      * ld_imm64 <- address of a subprogram (BPF_PSEUDO_FUNC, callbacks).
      */
     KSYM_BPF_RELOC_FUNC = 5,
+    /**
+     * A CO-RE relocation (0.2): symbol is the local type and access string
+     * as libbpf prints them ("<byte_off> [4] struct task_struct.pid (0:61
+     * @ offset 2344)"), target the `enum bpf_core_relo_kind`, addend the
+     * value written (after ksym_bpf_object_resolve_btf; see flags).
+     */
+    KSYM_BPF_RELOC_CORE = 6,
+    /**
+     * ld_imm64 <- BTF id of a typed ksym (BPF_PSEUDO_BTF_ID) and its
+     * module's BTF fd (0.2): target the extern, addend the BTF id.
+     */
+    KSYM_BPF_RELOC_KSYM_BTF = 7,
+    /**
+     * call <- BTF id of a kfunc (BPF_PSEUDO_KFUNC_CALL; insn.off indexes
+     * the fd array) (0.2): target the extern, addend the BTF id.
+     */
+    KSYM_BPF_RELOC_KFUNC = 8,
+    /**
+     * ld_imm64 <- the `.kconfig` map + the extern's offset
+     * (BPF_PSEUDO_MAP_VALUE) (0.2): target the extern, addend the offset.
+     */
+    KSYM_BPF_RELOC_KCONFIG = 9,
+};
+
+/**
+ * What an extern is (`ksym_bpf_extern_info.kind`).
+ */
+enum ksym_bpf_extern_kind {
+    /**
+     * `extern const void x __ksym;`: its address, by ksym_bpf_object_resolve_ksyms.
+     */
+    KSYM_BPF_EXTERN_KSYM = 1,
+    /**
+     * A typed `__ksym` variable: its BTF id, by ksym_bpf_object_resolve_btf.
+     */
+    KSYM_BPF_EXTERN_KSYM_BTF = 2,
+    /**
+     * A kfunc (an extern function in `.ksyms`): its BTF id, by resolve_btf.
+     */
+    KSYM_BPF_EXTERN_KFUNC = 3,
+    /**
+     * A `.kconfig` variable: its value in the `.kconfig` map, by resolve_btf.
+     */
+    KSYM_BPF_EXTERN_KCONFIG = 4,
 };
 
 /**
@@ -529,7 +586,7 @@ struct ksym_bpf_map_info {
 };
 
 /**
- * An untyped `__ksym` extern (output struct: set `sz`).
+ * An extern of the object (output struct: set `sz`).
  */
 struct ksym_bpf_extern_info {
     /**
@@ -542,7 +599,9 @@ struct ksym_bpf_extern_info {
     const char *name;
     bool weak;
     /**
-     * Found in kallsyms by ksym_bpf_object_resolve_ksyms.
+     * KSYM: found in kallsyms by ksym_bpf_object_resolve_ksyms; KSYM_BTF,
+     * KFUNC: found in the kernel's BTF; KCONFIG: its value was set (both
+     * by ksym_bpf_object_resolve_btf).
      */
     bool resolved;
     /**
@@ -550,9 +609,32 @@ struct ksym_bpf_extern_info {
      */
     uint8_t reserved[6];
     /**
-     * After ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
+     * KSYM: after ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
      */
     uint64_t addr;
+    /**
+     * enum ksym_bpf_extern_kind (0.2).
+     */
+    uint32_t kind;
+    /**
+     * KSYM_BTF, KFUNC: the kernel's BTF id (0: not resolved).
+     */
+    uint32_t btf_id;
+    /**
+     * KSYM_BTF, KFUNC: 0 for vmlinux, the module's BTF fd, -1 when it has
+     * none here (BTF read from files).
+     */
+    int btf_obj_fd;
+    /**
+     * KCONFIG: the offset of its value in the `.kconfig` map; KFUNC: the
+     * index of its module's fd in the program's fd array (0 for vmlinux).
+     */
+    uint32_t offset;
+    /**
+     * KSYM_BTF, KFUNC: "vmlinux" or the module it was found in; NULL
+     * before resolution or when not found.
+     */
+    const char *module;
 };
 
 /**
@@ -580,13 +662,25 @@ struct ksym_bpf_reloc {
      */
     const char *symbol;
     /**
-     * Map index (MAP_*), extern index (KSYM), or final insn index of the callee (CALL, FUNC).
+     * Map index (MAP_*), extern index (KSYM, KSYM_BTF, KFUNC, KCONFIG),
+     * final insn index of the callee (CALL, FUNC), or the CO-RE
+     * relocation kind (CORE).
      */
     size_t target;
     /**
-     * MAP_VALUE: the offset in the data section (`insn[1].imm`).
+     * MAP_VALUE: the offset in the data section (`insn[1].imm`); KCONFIG:
+     * the offset in the `.kconfig` map; after ksym_bpf_object_resolve_btf,
+     * CORE: the value written, KSYM_BTF and KFUNC: the kernel's BTF id.
      */
     int64_t addend;
+    /**
+     * KSYM_BPF_RELOC_RESOLVED, KSYM_BPF_RELOC_POISONED (0.2).
+     */
+    uint32_t flags;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved2;
 };
 
 /**
@@ -1120,10 +1214,16 @@ int ksym_bpf_program_reloc(const struct ksym_bpf_object *obj,
 
 /**
  * Applies everything: subprograms appended (done at open), calls patched,
- * map fds, data-section values and resolved ksyms written. Needs an fd for
- * every map a program uses (KSYM_ERR_INVALID naming it otherwise) and, if
- * a program uses externs, ksym_bpf_object_resolve_ksyms first. A program
- * with CO-RE relocations is KSYM_ERR_UNSUPPORTED. Can be called again.
+ * CO-RE results, map fds, data-section values, resolved ksyms, BTF ids of
+ * typed ksyms and kfuncs, `.kconfig` offsets written, each time from the
+ * pristine instructions: it can be called again (after changing fds).
+ * Needs an fd for every map a program uses (the `.kconfig` map included),
+ * ksym_bpf_object_resolve_ksyms if a program uses untyped externs, and
+ * ksym_bpf_object_resolve_btf if it has CO-RE relocations, typed ksyms,
+ * kfunc calls or `.kconfig` externs: KSYM_ERR_INVALID naming the program,
+ * instruction and the call to make otherwise. A CO-RE relocation that
+ * failed (ambiguous, an instruction that does not match its record) is
+ * reported again here.
  *
  * # Safety
  * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
@@ -1189,14 +1289,33 @@ const void *ksym_bpf_program_line_info(const struct ksym_bpf_object *obj,
                                        size_t *cnt);
 
 /**
+ * The fd array of a program's BPF_PROG_LOAD (`fd_array`): the module
+ * BTF fds of its kfunc calls, which `insn.off` indexes (index 0 unused,
+ * as libbpf leaves it). NULL with `*cnt` = 0 when the program calls no
+ * module kfunc (or before ksym_bpf_object_resolve_btf). The array lives
+ * as long as the object, until the next resolve_btf.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle; `cnt` is NULL or writable.
+ */
+const int *ksym_bpf_program_fd_array(const struct ksym_bpf_object *obj, size_t prog, size_t *cnt);
+
+/**
  * Everything that needs the kernel's BTF, for every program and alias
  * of the object, in one call: attach targets (BTF ids of fentry/fexit/
  * fmod_ret/lsm/iter/tp_btf targets, with the module BTF fd; addresses of
- * function targets from kallsyms). `btf` NULL: the running kernel's,
- * opened inside the call (the object keeps what it needs of it). Every
- * program is tried; the first that fails is reported (KSYM_ERR_NOT_FOUND
- * naming program, section and target, and where the name is if
- * elsewhere); the others stay resolved.
+ * function targets from kallsyms); CO-RE relocations, as libbpf resolves
+ * them (candidates by essential name in vmlinux, else in the modules),
+ * each instruction once however many programs and aliases share it;
+ * typed ksyms and kfuncs (BTF ids checked against the local types, module
+ * BTF fds, the fd array); `.kconfig` externs (the `.kconfig` map's
+ * initial value: call this before creating that map). `btf` NULL: the
+ * running kernel's, opened inside the call (the object keeps what it
+ * needs of it). Every part is tried; the first failure is reported
+ * (KSYM_ERR_NOT_FOUND naming program, section and target, and where the
+ * name is if elsewhere; KSYM_ERR_FORMAT for CO-RE records that do not fit
+ * the object; KSYM_ERR_NOT_FOUND for a strong extern missing), and
+ * ksym_bpf_object_relocate reports a CO-RE or extern failure again.
  *
  * # Safety
  * `obj` is NULL or a live handle used by no other thread during the call;

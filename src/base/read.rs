@@ -38,6 +38,127 @@ pub fn read_file(path: &Path, extra: usize) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The most [`gunzip`] inflates: a kernel config is about 250 KiB;
+/// anything past this is not one.
+pub const MAX_INFLATED: usize = 64 << 20;
+
+/// Reads `path` whole, inflating it if it is gzip (`/proc/config.gz`), as
+/// zlib's `gzopen` does for libbpf: a plain file is returned as it is.
+pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>> {
+    let data = read_file(path, 0)?;
+    if !data.starts_with(&[0x1f, 0x8b]) {
+        return Ok(data);
+    }
+    gunzip(&data)
+        .map_err(|what| Error::format(format!("{}: not valid gzip: {what}", path.display())))
+}
+
+/// The contents of gzip data (RFC 1952): its members one after the other,
+/// each checked against its CRC-32 and size, at most [`MAX_INFLATED`] bytes.
+pub fn gunzip(mut data: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        if data.len() < 18 || data[0] != 0x1f || data[1] != 0x8b {
+            return Err("bad magic or truncated member".into());
+        }
+        if data[2] != 8 {
+            return Err(format!(
+                "compression method {}, expected 8 (deflate)",
+                data[2]
+            ));
+        }
+        let flags = data[3];
+        let truncated = || "truncated header".to_string();
+        let mut pos = 10;
+        if flags & 4 != 0 {
+            // FEXTRA: a length, then that many bytes.
+            let n = data.get(pos..pos + 2).ok_or_else(truncated)?;
+            pos += 2 + u16::from_le_bytes([n[0], n[1]]) as usize;
+        }
+        for bit in [8u8, 16] {
+            // FNAME, FCOMMENT: NUL-terminated.
+            if flags & bit != 0 {
+                let rest = data.get(pos..).ok_or_else(truncated)?;
+                pos += memchr::memchr(0, rest).ok_or_else(truncated)? + 1;
+            }
+        }
+        if flags & 2 != 0 {
+            pos += 2; // FHCRC
+        }
+        let body = data.get(pos..).ok_or_else(truncated)?;
+        let (member, used) = inflate_raw(body, MAX_INFLATED - out.len())?;
+        let trailer = body.get(used..used + 8).ok_or("truncated trailer")?;
+        let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        if crc32(&member) != word(&trailer[0..4]) || member.len() as u32 != word(&trailer[4..8]) {
+            return Err("CRC or size mismatch".into());
+        }
+        out.extend_from_slice(&member);
+        data = &body[used + 8..];
+    }
+    Ok(out)
+}
+
+/// Inflates raw deflate data: (the bytes, how much input they took).
+fn inflate_raw(input: &[u8], limit: usize) -> std::result::Result<(Vec<u8>, usize), String> {
+    use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+    use miniz_oxide::inflate::core::{decompress, DecompressorOxide};
+    use miniz_oxide::inflate::TINFLStatus;
+    let mut d = DecompressorOxide::new();
+    let mut out = vec![0u8; input.len().saturating_mul(4).clamp(4096, limit.max(4096))];
+    let (mut in_pos, mut out_pos) = (0, 0);
+    loop {
+        let (status, used, written) = decompress(
+            &mut d,
+            &input[in_pos..],
+            &mut out,
+            out_pos,
+            TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+        );
+        in_pos += used;
+        out_pos += written;
+        match status {
+            TINFLStatus::Done => {
+                out.truncate(out_pos);
+                return Ok((out, in_pos));
+            }
+            TINFLStatus::HasMoreOutput if out.len() < limit => {
+                let grown = out.len().saturating_mul(2).min(limit);
+                out.resize(grown, 0);
+            }
+            TINFLStatus::HasMoreOutput => {
+                return Err(format!("inflates to more than {limit} bytes"))
+            }
+            TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {
+                return Err("truncated deflate data".into())
+            }
+            s => return Err(format!("corrupt deflate data ({s:?})")),
+        }
+    }
+}
+
+/// CRC-32 (IEEE, reflected), as gzip's trailer has it.
+pub fn crc32(data: &[u8]) -> u32 {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for (i, e) in t.iter_mut().enumerate() {
+            let mut c = i as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xedb8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+            *e = c;
+        }
+        t
+    });
+    !data.iter().fold(!0u32, |c, &b| {
+        table[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +182,53 @@ mod tests {
         let b = read_file(Path::new("/proc/self/maps"), 1).unwrap();
         assert!(b.ends_with(b"\n"));
         assert!(b.capacity() > b.len());
+    }
+
+    #[test]
+    fn gzip_as_gzip_writes_it() {
+        // Oracle: the gzip(1) tool. Two members, a file name, and the
+        // empty input.
+        let dir = std::env::temp_dir().join(format!("ksym-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| format!("CONFIG_{i}=y\n").into_bytes())
+            .collect();
+        let p = dir.join("config");
+        std::fs::write(&p, &plain).unwrap();
+        let st = std::process::Command::new("gzip")
+            .arg("-kf")
+            .arg(&p)
+            .status();
+        if !st.is_ok_and(|s| s.success()) {
+            panic!("gzip(1) is needed by this test");
+        }
+        let gz = dir.join("config.gz");
+        assert_eq!(read_maybe_gzip(&gz).unwrap(), plain);
+        // A plain file is returned as it is.
+        assert_eq!(read_maybe_gzip(&p).unwrap(), plain);
+        // Two members concatenated, as `cat a.gz b.gz` makes.
+        let one = std::fs::read(&gz).unwrap();
+        let two = [one.clone(), one.clone()].concat();
+        assert_eq!(
+            gunzip(&two).unwrap(),
+            [plain.clone(), plain.clone()].concat()
+        );
+        // Every truncation is an error, never a panic.
+        for cut in [1, 10, 17, one.len() / 2, one.len() - 8, one.len() - 1] {
+            assert!(gunzip(&one[..cut]).is_err(), "cut at {cut}");
+        }
+        // A flipped byte in the data fails the CRC or the inflate.
+        let mut bad = one.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x55;
+        assert!(gunzip(&bad).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn crc32_of_known_strings() {
+        // The check value of CRC-32/ISO-HDLC (the catalogue of Greg Cook).
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc32(b""), 0);
     }
 }

@@ -1,6 +1,7 @@
 //! The system interfaces the core needs beyond `std`: advice to back a
-//! large buffer with transparent huge pages, and the `bpf()` commands that
-//! find the kernel's BTF objects ([`bpf`]).
+//! large buffer with transparent huge pages, the `bpf()` commands that
+//! find the kernel's BTF objects and probe what it loads ([`bpf`]), and
+//! the kernel's release (`uname`).
 //!
 //! Reading /proc/kallsyms into fresh memory costs one page fault per 4 KiB
 //! (about 1,300 for 5.4 MB, several milliseconds in a VM); with huge pages
@@ -49,6 +50,7 @@ pub mod bpf {
     use std::io;
     use std::os::fd::{FromRawFd, OwnedFd};
 
+    const BPF_PROG_LOAD: libc::c_long = 5;
     const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
     const BPF_BTF_GET_FD_BY_ID: libc::c_long = 19;
     const BPF_BTF_GET_NEXT_ID: libc::c_long = 23;
@@ -109,4 +111,44 @@ pub mod bpf {
         let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
         Ok((id, name[..len].to_vec(), kernel))
     }
+
+    /// Whether the kernel loads a program of `prog_type` made of `insns`
+    /// (8 bytes each) with a GPL license: libbpf's feature probes. The
+    /// program is closed at once; any refusal (EPERM included) is `false`.
+    pub fn prog_loads(prog_type: u32, insns: &[[u8; 8]]) -> bool {
+        let license = b"GPL\0";
+        // union bpf_attr for BPF_PROG_LOAD: prog_type, insn_cnt, insns,
+        // license, then zeros (log, kern_version, flags...).
+        let mut attr = [0u8; 128];
+        attr[0..4].copy_from_slice(&prog_type.to_ne_bytes());
+        attr[4..8].copy_from_slice(&(insns.len() as u32).to_ne_bytes());
+        attr[8..16].copy_from_slice(&(insns.as_ptr() as u64).to_ne_bytes());
+        attr[16..24].copy_from_slice(&(license.as_ptr() as u64).to_ne_bytes());
+        match bpf(BPF_PROG_LOAD, &mut attr) {
+            Ok(fd) => {
+                // SAFETY: the kernel returned a new fd that nothing else owns.
+                drop(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// `uname -r`: the running kernel's release, if `uname` answers.
+pub fn kernel_release() -> Option<Vec<u8>> {
+    // SAFETY: `utsname` is plain data; `uname` fills it and NUL-terminates
+    // each field.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    let r: Vec<u8> = u
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    Some(r)
 }

@@ -8,10 +8,13 @@ use object::read::elf::{FileHeader, Rel as _, SectionHeader, Sym as _};
 use object::LittleEndian as LE;
 
 use super::btf::{self, Btf, BtfExt, Extra};
+use super::core::{self as co_re, CoreRecord};
+use super::externs::{self, Extern, ExternKind};
 use super::insn::{self, Insn};
 use super::reloc::{self, Code, Target};
-use super::{Extern, Map, Object, Program};
+use super::{CoreSite, Map, Object, Program};
 use crate::error::{Error, Result};
+use crate::formats::btf::Btf as LocalBtf;
 
 /// `BPF_F_RDONLY_PROG`: the program cannot write the map (`.rodata`).
 const BPF_F_RDONLY_PROG: u32 = 1 << 7;
@@ -136,6 +139,11 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
     let maps_idx = by_name(b".maps");
     let btf = match by_name(b".BTF") {
         Some(i) => Some(Btf::parse(secs[i].data)?),
+        None => None,
+    };
+    // The same BTF, zero-copy, for CO-RE and extern types.
+    let local = match by_name(b".BTF") {
+        Some(i) => Some(LocalBtf::parse(secs[i].data.to_vec())?),
         None => None,
     };
     let btf_ext = match (by_name(b".BTF.ext"), &btf) {
@@ -288,56 +296,38 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         }
     }
 
-    // Externs described by BTF: the VARs of `.ksyms` (and `.kconfig`, which
-    // are refused when used).
-    let mut externs: Vec<Extern> = Vec::new();
-    let mut extern_of: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut kconfig: Vec<Vec<u8>> = Vec::new();
-    let mut kfuncs: Vec<Vec<u8>> = Vec::new();
-    if let Some(b) = &btf {
-        for (sec_name, ksyms) in [(&b".ksyms"[..], true), (b".kconfig", false)] {
-            let Some(ds) = b.datasec(sec_name) else {
-                continue;
-            };
-            let Extra::Datasec(vars) = &b.types[ds as usize].extra else {
-                continue;
-            };
-            for v in vars {
-                let Some(t) = b.get(v[0]) else { continue };
-                let name = b.name(v[0]).to_vec();
-                if !ksyms {
-                    kconfig.push(name);
-                    continue;
-                }
-                match t.kind() {
-                    btf::KIND_FUNC => kfuncs.push(name),
-                    btf::KIND_VAR => {
-                        if b.skip_mods(t.size_type) != 0 {
-                            return Err(Error::unsupported(format!(
-                                "extern `{}` is a typed __ksym (its type comes from kernel BTF): \
-                                 not supported yet; declare it `extern const void {} __ksym;`",
-                                String::from_utf8_lossy(&name),
-                                String::from_utf8_lossy(&name)
-                            )));
-                        }
-                        let weak = syms.iter().any(|s| {
-                            s.name == name.as_slice()
-                                && s.shndx == E::SHN_UNDEF
-                                && s.bind == E::STB_WEAK
-                        });
-                        extern_of.insert(name.clone(), externs.len());
-                        externs.push(Extern {
-                            name: cstring(&name),
-                            weak,
-                            resolved: false,
-                            addr: 0,
-                        });
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
+    // Externs described by BTF: the VARs and FUNCs of `.ksyms` and
+    // `.kconfig`; untyped ksyms without BTF come from relocations below.
+    let is_weak = |name: &[u8]| {
+        syms.iter()
+            .any(|s| s.name == name && s.shndx == E::SHN_UNDEF && s.bind == E::STB_WEAK)
+    };
+    let mut externs: Vec<Extern> = match &local {
+        Some(b) => externs::collect(b, is_weak)?,
+        None => Vec::new(),
+    };
+    let mut extern_of: HashMap<Vec<u8>, usize> = externs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.name.to_bytes().to_vec(), i))
+        .collect();
+    let kconfig_map = externs
+        .iter()
+        .any(|x| x.kind == ExternKind::Kconfig)
+        .then(|| {
+            maps.push(Map {
+                name: cstring(b".kconfig"),
+                section: cstring(b".kconfig"),
+                map_type: MAP_ARRAY,
+                key_size: 4,
+                value_size: externs::kconfig_size(&externs),
+                max_entries: 1,
+                map_flags: BPF_F_RDONLY_PROG,
+                initial_value: Some(vec![0; externs::kconfig_size(&externs) as usize]),
+                fd: None,
+            });
+            maps.len() - 1
+        });
 
     // Relocations of the code sections.
     let mut targets: HashMap<(usize, usize), Target> = HashMap::new();
@@ -392,12 +382,12 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     let ssec = sym.shndx as usize;
                     if sym.shndx == E::SHN_UNDEF {
                         let name = sym.name.to_vec();
-                        if kconfig.contains(&name) {
-                            return Err(Error::unsupported(at(&format!(
-                                "extern `{sname}` is in `.kconfig`, not `.ksyms`: not supported"
-                            ))));
-                        }
                         let e = match extern_of.get(&name) {
+                            Some(&e) if externs[e].kind == ExternKind::Kfunc => {
+                                return Err(Error::unsupported(at(&format!(
+                                    "ld_imm64 of kfunc `{sname}`: a kfunc can only be called"
+                                ))));
+                            }
                             Some(&e) => e,
                             None => {
                                 // An extern BTF does not describe (no BTF, or an
@@ -408,12 +398,10 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                                     )));
                                 }
                                 extern_of.insert(name, externs.len());
-                                externs.push(Extern {
-                                    name: cstring(sym.name),
-                                    weak: sym.bind == E::STB_WEAK,
-                                    resolved: false,
-                                    addr: 0,
-                                });
+                                externs.push(Extern::untyped(
+                                    cstring(sym.name),
+                                    sym.bind == E::STB_WEAK,
+                                ));
                                 externs.len() - 1
                             }
                         };
@@ -446,14 +434,18 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                         ))));
                     }
                     if sym.shndx == E::SHN_UNDEF {
-                        let what = if kfuncs.iter().any(|k| k == sym.name) {
-                            "a kfunc call"
-                        } else {
-                            "a call to an extern"
-                        };
-                        return Err(Error::unsupported(at(&format!(
-                            "{what} (`{sname}`): not supported yet"
-                        ))));
+                        match extern_of.get(sym.name) {
+                            Some(&e) if externs[e].kind == ExternKind::Kfunc => {
+                                targets.insert((sec, idx), Target::Kfunc(e));
+                                continue;
+                            }
+                            _ => {
+                                return Err(Error::unsupported(at(&format!(
+                                    "a call to extern `{sname}`, which is not a kfunc: declare it \
+                                     `extern ... {sname}(...) __ksym;`"
+                                ))))
+                            }
+                        }
                     }
                     if Some(sym.shndx as usize) != text_idx {
                         return Err(Error::unsupported(at(&format!(
@@ -475,8 +467,15 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
 
     // The BTF a loader gives BPF_BTF_LOAD.
     let loadable = match &btf {
-        Some(b) => Some(loadable_btf(b.clone(), &secs, &syms)?),
+        Some(b) => Some(loadable_btf(b.clone(), &secs, &syms, &externs)?),
         None => None,
+    };
+
+    let (mut core_sites, core_by_sec) = match (&btf_ext, &local) {
+        (Some(ext), Some(local)) => core_sites(ext, local, &secs, &code, |sec, idx| {
+            reloc::owner_name(&programs, &syms, text_idx, &secs, sec, idx)
+        })?,
+        _ => Default::default(),
     };
 
     let code = Code {
@@ -488,6 +487,8 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         maps: &maps,
         externs: &externs,
         ext: btf_ext.as_ref(),
+        core_sites: &core_sites,
+        core_by_sec: &core_by_sec,
     };
     let mut layouts = Vec::new();
     for i in 0..programs.len() {
@@ -498,6 +499,11 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             programs[i].layout = programs[programs[i].alias_of].layout;
         }
     }
+    for l in &layouts {
+        for &(_, site) in &l.core {
+            core_sites[site].used = true;
+        }
+    }
     Ok(Object {
         license,
         programs,
@@ -505,17 +511,89 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         externs,
         layouts,
         btf: loadable,
+        local_btf: local,
+        core_sites,
+        kconfig_map,
+        fd_array: Vec::new(),
         ksyms_resolved: false,
+        btf_kernel: None,
+        btf_error: None,
         relocated: false,
     })
 }
 
+/// The CO-RE records of `.BTF.ext`, each checked to fall on an
+/// instruction of a code section and described as libbpf prints it;
+/// and per section, (site, instruction) by instruction.
+#[allow(clippy::type_complexity)]
+fn core_sites(
+    ext: &BtfExt,
+    local: &LocalBtf,
+    secs: &[Sec<'_>],
+    code: &HashMap<usize, Vec<Insn>>,
+    owner: impl Fn(usize, usize) -> String,
+) -> Result<(Vec<CoreSite>, HashMap<usize, Vec<(usize, usize)>>)> {
+    let mut found: Vec<(usize, usize, CoreRecord)> = Vec::new();
+    for (name, recs) in &ext.core_relo {
+        let shown = String::from_utf8_lossy(name);
+        let sec = secs
+            .iter()
+            .enumerate()
+            .position(|(i, s)| s.name == name.as_slice() && code.contains_key(&i))
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "malformed .BTF.ext: CO-RE relocations for section `{shown}`, which is not code in the object"
+                ))
+            })?;
+        let n = code[&sec].len();
+        for r in &recs.records {
+            let w =
+                |k: usize| u32::from_le_bytes([r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]]);
+            let rec = CoreRecord {
+                insn_off: w(0),
+                type_id: w(1),
+                access_off: w(2),
+                kind: w(3),
+            };
+            if rec.insn_off % 8 != 0 || (rec.insn_off / 8) as usize >= n {
+                return Err(Error::format(format!(
+                    "malformed .BTF.ext: a CO-RE relocation at byte {} of section `{shown}` \
+                     ({n} instructions) is not on an instruction",
+                    rec.insn_off
+                )));
+            }
+            found.push((sec, (rec.insn_off / 8) as usize, rec));
+        }
+    }
+    found.sort_by_key(|&(sec, idx, _)| (sec, idx));
+    let mut sites = Vec::with_capacity(found.len());
+    let mut by_sec: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+    for (sec, idx, rec) in found {
+        let text = co_re::describe(local, &rec);
+        by_sec.entry(sec).or_default().push((sites.len(), idx));
+        sites.push(CoreSite {
+            rec,
+            text: CString::new(text).unwrap_or_default(),
+            owner: owner(sec, idx),
+            used: false,
+            res: None,
+        });
+    }
+    Ok((sites, by_sec))
+}
+
 /// The fixups libbpf makes before BPF_BTF_LOAD: DATASEC sizes and VAR
 /// offsets from the ELF (clang leaves them zero), hidden globals made
-/// static, and the extern sections (`.ksyms`, `.kconfig`), whose VARs the
-/// kernel refuses, turned into allocated 4-byte ints; extern functions made
-/// global.
-fn loadable_btf(mut b: Btf, secs: &[Sec<'_>], syms: &[Sym<'_>]) -> Result<Vec<u8>> {
+/// static, the `.ksyms` VARs, which the kernel refuses, turned into
+/// allocated 4-byte ints and its kfuncs into global functions (their
+/// unnamed parameters named), the `.kconfig` VARs allocated at their
+/// offsets in the `.kconfig` map; extern functions made global.
+fn loadable_btf(
+    mut b: Btf,
+    secs: &[Sec<'_>],
+    syms: &[Sym<'_>],
+    externs: &[Extern],
+) -> Result<Vec<u8>> {
     let int = b.int_type();
     let mut dummy: Option<u32> = None;
     let datasecs: Vec<u32> = b.ids_of_kind(btf::KIND_DATASEC).collect();
@@ -524,12 +602,30 @@ fn loadable_btf(mut b: Btf, secs: &[Sec<'_>], syms: &[Sym<'_>]) -> Result<Vec<u8
         let Extra::Datasec(mut vars) = b.types[ds as usize].extra.clone() else {
             continue;
         };
-        if name == b".ksyms" || name == b".kconfig" {
+        if name == b".kconfig" {
+            // Each VAR at its extern's offset in the `.kconfig` map.
+            for v in vars.iter_mut() {
+                let vname = b.name(v[0]).to_vec();
+                let x = externs
+                    .iter()
+                    .find(|x| x.name.to_bytes() == vname.as_slice());
+                if let Some(k) = x.and_then(|x| x.kcfg) {
+                    v[1] = k.off;
+                }
+                if let Some(t) = b.types.get_mut(v[0] as usize) {
+                    if let Extra::Var { linkage } = &mut t.extra {
+                        *linkage = btf::VAR_GLOBAL_ALLOCATED;
+                    }
+                }
+            }
+            b.types[ds as usize].size_type = externs::kconfig_size(externs);
+        } else if name == b".ksyms" {
             for (i, v) in vars.iter_mut().enumerate() {
                 let kind = b.types[v[0] as usize].kind();
                 if kind == btf::KIND_FUNC {
                     // A kfunc: the kernel takes it as a global function and
-                    // the DATASEC entry points at a dummy VAR.
+                    // the DATASEC entry points at a dummy VAR, whose name
+                    // also names the prototype's unnamed parameters.
                     b.types[v[0] as usize].info = (btf::KIND_FUNC << 24) | btf::FUNC_GLOBAL;
                     let d = *dummy.get_or_insert_with(|| {
                         let n = b.add_string(b"dummy_ksym");
@@ -542,6 +638,15 @@ fn loadable_btf(mut b: Btf, secs: &[Sec<'_>], syms: &[Sym<'_>]) -> Result<Vec<u8
                             },
                         })
                     });
+                    let dummy_name = b.types[d as usize].name_off;
+                    let proto = b.types[v[0] as usize].size_type as usize;
+                    if let Some(Extra::Params(ps)) = b.types.get_mut(proto).map(|t| &mut t.extra) {
+                        for p in ps.iter_mut() {
+                            if p[1] != 0 && p[0] == 0 {
+                                p[0] = dummy_name;
+                            }
+                        }
+                    }
                     v[0] = d;
                 } else if kind == btf::KIND_VAR {
                     let t = &mut b.types[v[0] as usize];

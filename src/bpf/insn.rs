@@ -24,6 +24,8 @@ pub const PSEUDO_MAP_FD: u8 = 1;
 pub const PSEUDO_MAP_VALUE: u8 = 2;
 /// src_reg of an ld_imm64 of a BPF function's address (callbacks).
 pub const PSEUDO_FUNC: u8 = 4;
+/// src_reg of an ld_imm64 of a kernel variable's BTF id (typed ksyms).
+pub const PSEUDO_BTF_ID: u8 = 3;
 /// src_reg of a call to a kernel function (kfunc).
 pub const PSEUDO_KFUNC_CALL: u8 = 2;
 

@@ -1,4 +1,4 @@
-//! BPF ELF objects: programs with their aliases, maps, `__ksym` externs,
+//! BPF ELF objects: programs with their aliases, maps, externs,
 //! relocations applied once per function and shared by every alias.
 //!
 //! - [`Object::parse`] reads a 64-bit little-endian `EM_BPF` relocatable
@@ -9,24 +9,35 @@
 //!   offset are aliases of the one with the lowest symbol index: they share
 //!   its layout.
 //! - [`Object::resolve_ksyms`] resolves every untyped extern in one pass.
-//! - [`Object::relocate`] writes map fds, data-section values and kernel
-//!   addresses into the layouts. An alias's instructions are its target's:
-//!   one copy, however many aliases.
+//! - [`Object::resolve_btf`] resolves what needs the kernel's BTF: attach
+//!   targets, CO-RE relocations (once per instruction, however many
+//!   layouts hold it), typed ksyms, kfuncs and `.kconfig` values.
+//! - [`Object::relocate`] writes CO-RE results, map fds, data-section
+//!   values, kernel addresses and BTF ids into the layouts, from their
+//!   pristine copies (so it can run again). An alias's instructions are its
+//!   target's: one copy, however many aliases.
 
 mod attach;
 pub mod btf;
+pub mod core;
 mod elf;
+mod externs;
 pub mod insn;
 mod reloc;
+mod relocate;
 pub mod section;
 
 use std::ffi::CString;
+use std::sync::Arc;
 
-use crate::error::{Error, Result, AMBIGUOUS, INVALID, NOT_FOUND, RESTRICTED};
+use crate::btf::KernelBtf;
+use crate::error::{Error, Result, AMBIGUOUS, NOT_FOUND, RESTRICTED};
+use crate::formats::btf::Btf as LocalBtf;
 use crate::resolve::cache::Cache;
 use crate::resolve::{not_found_error, resolve_parsed, Source};
 use crate::rules::query::Query;
 pub use attach::AttachInfo;
+pub use externs::{kernel_version_of, Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
@@ -42,20 +53,39 @@ pub enum RelocKind {
     Call = 4,
     /// ld_imm64 ← address of a subprogram (callbacks).
     Func = 5,
+    /// A CO-RE relocation: the instruction's offset or immediate.
+    Core = 6,
+    /// ld_imm64 ← BTF id of a typed ksym (`BPF_PSEUDO_BTF_ID`).
+    KsymBtf = 7,
+    /// call ← BTF id of a kfunc (`BPF_PSEUDO_KFUNC_CALL`).
+    Kfunc = 8,
+    /// ld_imm64 ← the `.kconfig` map + the extern's offset.
+    Kconfig = 9,
 }
+
+/// [`Reloc::flags`]: the value is final (after [`Object::resolve_btf`]).
+pub const RELOC_RESOLVED: u32 = 1;
+/// [`Reloc::flags`]: a CO-RE relocation that poisons its instruction.
+pub const RELOC_POISONED: u32 = 2;
 
 /// A relocation of a program, in final instruction indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reloc {
     pub insn_idx: usize,
     pub kind: RelocKind,
-    /// Extern, map, data section or subprogram name.
+    /// Extern, map, data section or subprogram name; for Core, the local
+    /// type and access string as libbpf prints them.
     pub symbol: CString,
-    /// Map index (MapFd, MapValue), extern index (Ksym), or final
-    /// instruction index of the callee (Call, Func).
+    /// Map index (MapFd, MapValue), extern index (Ksym, KsymBtf, Kfunc,
+    /// Kconfig), final instruction index of the callee (Call, Func), or
+    /// the CO-RE relocation kind (Core).
     pub target: usize,
-    /// MapValue: the offset in the data section.
+    /// MapValue: the offset in the data section; Kconfig: the offset in
+    /// the `.kconfig` map; after resolve_btf, Core: the value written,
+    /// KsymBtf and Kfunc: the kernel's BTF id.
     pub addend: i64,
+    /// RELOC_*.
+    pub flags: u32,
 }
 
 /// A program: a global or weak function of an executable section other
@@ -94,29 +124,38 @@ pub struct Map {
     pub fd: Option<i32>,
 }
 
-/// An extern `__ksym` variable (untyped: its address is all the program gets).
-#[derive(Clone, Debug)]
-pub struct Extern {
-    /// May be module-qualified (`ext4`ext4_file_open`) through an asm label.
-    pub name: CString,
-    pub weak: bool,
-    pub resolved: bool,
-    pub addr: u64,
-}
-
 /// A program's final code: its instructions and the subprograms it calls.
 #[derive(Clone, Debug, Default)]
 struct Layout {
     /// The program the layout was made for (its target, not an alias).
     owner: usize,
+    /// The instructions as laid out (calls patched), before relocation.
+    base: Vec<Insn>,
+    /// The final instructions (after relocate).
     insns: Vec<Insn>,
     relocs: Vec<Reloc>,
+    /// CO-RE relocations: (final instruction index, site).
+    core: Vec<(usize, usize)>,
     /// `struct bpf_func_info` records (8 bytes), insn_off in final indices.
     func_info: Vec<u8>,
     /// `struct bpf_line_info` records (16 bytes).
     line_info: Vec<u8>,
-    /// Some of its code has CO-RE relocations.
-    core_relo: bool,
+}
+
+/// One CO-RE record of `.BTF.ext`, resolved once for every layout that
+/// holds its instruction.
+#[derive(Clone, Debug)]
+struct CoreSite {
+    rec: core::CoreRecord,
+    /// The local type and access string as libbpf prints them.
+    text: CString,
+    /// The program or subprogram it belongs to, for messages.
+    owner: String,
+    /// In some layout (others, like libbpf's leftovers of overridden weak
+    /// subprograms, are not resolved).
+    used: bool,
+    /// After resolve_btf.
+    res: Option<Result<core::Resolved>>,
 }
 
 /// A parsed BPF object.
@@ -128,7 +167,19 @@ pub struct Object {
     layouts: Vec<Layout>,
     /// The object's BTF made loadable (None without .BTF).
     btf: Option<Vec<u8>>,
+    /// The object's BTF as written (CO-RE specs, extern types).
+    local_btf: Option<LocalBtf>,
+    core_sites: Vec<CoreSite>,
+    /// The `.kconfig` map, if the object has `.kconfig` externs.
+    kconfig_map: Option<usize>,
+    /// Module BTF fds of kfunc calls (insn.off indexes it).
+    fd_array: Vec<i32>,
     ksyms_resolved: bool,
+    /// The kernel BTF of the last resolve_btf, which keeps the module
+    /// BTF fds written into instructions open.
+    btf_kernel: Option<Arc<KernelBtf>>,
+    /// Why the externs of the last resolve_btf failed.
+    btf_error: Option<Error>,
     relocated: bool,
 }
 
@@ -300,11 +351,17 @@ impl Object {
     /// an ambiguous one is an error; a restricted kallsyms is an error unless
     /// every extern is weak.
     pub fn resolve_ksyms(&mut self, cache: Option<&Cache>) -> Result<()> {
-        if self.externs.is_empty() {
+        let untyped: Vec<usize> = (0..self.externs.len())
+            .filter(|&i| self.externs[i].kind == ExternKind::Ksym)
+            .collect();
+        if untyped.is_empty() {
             self.ksyms_resolved = true;
             return Ok(());
         }
-        let names: Vec<&[u8]> = self.externs.iter().map(|e| e.name.to_bytes()).collect();
+        let names: Vec<&[u8]> = untyped
+            .iter()
+            .map(|&i| self.externs[i].name.to_bytes())
+            .collect();
         let parsed: Vec<Query<'_>> = names
             .iter()
             .map(|n| {
@@ -325,19 +382,19 @@ impl Object {
             None => resolve_parsed(source, &parsed)
                 .map(|(a, _)| a.iter().map(|a| (a.addr, a.err)).collect()),
         };
+        let all_weak = untyped.iter().all(|&i| self.externs[i].weak);
         let answers = match answers {
             Ok(a) => a,
-            Err(e) if e.code() == RESTRICTED && self.externs.iter().all(|x| x.weak) => {
-                vec![(0, NOT_FOUND); self.externs.len()]
-            }
+            Err(e) if e.code() == RESTRICTED && all_weak => vec![(0, NOT_FOUND); untyped.len()],
             Err(e) => {
                 return Err(e.context(format!(
-                    "resolving the {} extern(s) of the object",
-                    self.externs.len()
+                    "resolving the {} untyped extern(s) of the object",
+                    untyped.len()
                 )))
             }
         };
-        for ((x, &(addr, err)), q) in self.externs.iter().zip(&answers).zip(&parsed) {
+        for ((&i, &(addr, err)), q) in untyped.iter().zip(&answers).zip(&parsed) {
+            let x = &self.externs[i];
             let name = x.name.to_string_lossy();
             match err {
                 0 => {}
@@ -364,7 +421,8 @@ impl Object {
                 e => return Err(Error::new(e, format!("extern `{name}`: cannot be resolved"))),
             }
         }
-        for (x, &(addr, err)) in self.externs.iter_mut().zip(&answers) {
+        for (&i, &(addr, err)) in untyped.iter().zip(&answers) {
+            let x = &mut self.externs[i];
             x.resolved = err == 0;
             x.addr = if err == 0 { addr } else { 0 };
         }
@@ -372,61 +430,25 @@ impl Object {
         Ok(())
     }
 
-    /// Writes map fds, data-section values and extern addresses into every
-    /// layout. Needs an fd for every map a program uses and, if a program
-    /// uses externs, [`Object::resolve_ksyms`] first. Idempotent: can be
-    /// called again after changing fds.
-    pub fn relocate(&mut self) -> Result<()> {
-        for l in &self.layouts {
-            let owner = &self.programs[l.owner];
-            if l.core_relo {
-                return Err(Error::unsupported(format!(
-                    "program `{}` has CO-RE relocations (.BTF.ext core_relo): not supported yet",
-                    owner.name.to_string_lossy()
-                )));
-            }
-        }
-        // Every map first, then every extern: the first problem reported is
-        // the same whatever the order of the relocations.
-        for kinds in [
-            &[RelocKind::MapFd, RelocKind::MapValue][..],
-            &[RelocKind::Ksym],
-        ] {
-            for l in &self.layouts {
-                let owner = self.programs[l.owner].name.to_string_lossy();
-                for r in l.relocs.iter().filter(|r| kinds.contains(&r.kind)) {
-                    if r.kind == RelocKind::Ksym && !self.ksyms_resolved {
-                        return Err(Error::new(
-                            INVALID,
-                            format!(
-                                "program `{owner}`, instruction {}: extern `{}` is not resolved: call \
-                                 ksym_bpf_object_resolve_ksyms first",
-                                r.insn_idx,
-                                r.symbol.to_string_lossy()
-                            ),
-                        ));
-                    }
-                    if r.kind != RelocKind::Ksym && self.maps[r.target].fd.is_none() {
-                        return Err(Error::new(
-                            INVALID,
-                            format!(
-                                "program `{owner}`, instruction {}: map `{}` has no fd: create it and call \
-                                 ksym_bpf_object_set_map_fd",
-                                r.insn_idx,
-                                self.maps[r.target].name.to_string_lossy()
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        for l in &mut self.layouts {
-            reloc::patch(l, &self.maps, &self.externs);
-        }
-        self.relocated = true;
-        Ok(())
+    /// The fd array of a program's `BPF_PROG_LOAD` (module BTF fds of its
+    /// kfunc calls; `insn.off` indexes it): empty when it calls none.
+    pub fn fd_array(&self, prog: usize) -> Result<&[i32]> {
+        let p = self.program(prog)?;
+        let l = &self.layouts[p.layout];
+        let uses = l
+            .relocs
+            .iter()
+            .any(|r| r.kind == RelocKind::Kfunc && self.externs[r.target].fd_idx != 0);
+        Ok(if uses { &self.fd_array } else { &[] })
+    }
+
+    /// The `.kconfig` map, if the object has `.kconfig` externs.
+    pub fn kconfig_map(&self) -> Option<usize> {
+        self.kconfig_map
     }
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_kernel;

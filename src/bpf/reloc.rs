@@ -1,21 +1,28 @@
 //! Program layouts: a program's instructions followed by the subprograms it
-//! calls, each relocation recorded in final instruction indices; and the
-//! patching of map fds, data-section values and extern addresses.
+//! calls, each relocation recorded in final instruction indices (CO-RE
+//! ones included); and the patching of map fds, data-section values,
+//! extern addresses and BTF ids.
 
 use std::collections::HashMap;
 use std::ffi::CString;
 
 use super::btf::BtfExt;
 use super::elf::{Sec, Sym};
+use super::externs::ExternKind;
 use super::insn::{self, Insn};
-use super::{Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE};
+use super::{
+    CoreSite, Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
+};
 use crate::error::{Error, Result};
 
 /// What a relocation of the ELF points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Target {
-    /// An extern (index into the object's externs).
+    /// An extern (index into the object's externs): an untyped or typed
+    /// ksym, a `.kconfig` variable.
     Ksym(usize),
+    /// A kfunc call (index into the object's externs).
+    Kfunc(usize),
     /// A `.maps` map.
     MapFd(usize),
     /// A data-section map and the symbol's offset in the section.
@@ -36,6 +43,9 @@ pub(super) struct Code<'a> {
     pub maps: &'a [Map],
     pub externs: &'a [Extern],
     pub ext: Option<&'a BtfExt>,
+    pub core_sites: &'a [CoreSite],
+    /// Per code section: its CO-RE sites (index, instruction), by instruction.
+    pub core_by_sec: &'a HashMap<usize, Vec<(usize, usize)>>,
 }
 
 /// "program `x`" or "subprogram `y`" for the code at `sec`/`idx`.
@@ -91,7 +101,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
     let sec = prog.sec;
     let mut out = Layout {
         owner: p,
-        insns: code.insns[&sec][prog.insn_off..prog.insn_off + prog.insn_cnt].to_vec(),
+        base: code.insns[&sec][prog.insn_off..prog.insn_off + prog.insn_cnt].to_vec(),
         ..Default::default()
     };
     let mut pieces = vec![Piece {
@@ -110,7 +120,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
             let si = piece.start + i;
             let fi = piece.at + i;
             i += 1;
-            let insn = out.insns[fi];
+            let insn = out.base[fi];
             let target = code.targets.get(&(piece.sec, si)).copied();
             let where_ = || format!("program `{pname}`, instruction {fi}");
             // A call or callback into .text: where does it land?
@@ -164,8 +174,8 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                 let at = match placed.get(&start) {
                     Some(&at) => at,
                     None => {
-                        let at = out.insns.len();
-                        out.insns.extend_from_slice(&tinsns[start..start + len]);
+                        let at = out.base.len();
+                        out.base.extend_from_slice(&tinsns[start..start + len]);
                         placed.insert(start, at);
                         let new = Piece {
                             sec: text,
@@ -196,50 +206,72 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
             }
             match target {
                 Some(Target::MapFd(m)) => {
-                    out.insns[fi].set_src_reg(insn::PSEUDO_MAP_FD);
+                    out.base[fi].set_src_reg(insn::PSEUDO_MAP_FD);
                     out.relocs.push(Reloc {
                         insn_idx: fi,
                         kind: RelocKind::MapFd,
                         symbol: code.maps[m].name.clone(),
                         target: m,
                         addend: 0,
+                        flags: 0,
                     });
                 }
                 Some(Target::MapValue(m, off)) => {
-                    out.insns[fi].set_src_reg(insn::PSEUDO_MAP_VALUE);
+                    out.base[fi].set_src_reg(insn::PSEUDO_MAP_VALUE);
                     out.relocs.push(Reloc {
                         insn_idx: fi,
                         kind: RelocKind::MapValue,
                         symbol: code.maps[m].name.clone(),
                         target: m,
                         addend: insn.imm as i64 + off as i64,
+                        flags: 0,
                     });
                 }
                 Some(Target::Ksym(e)) => {
-                    out.insns[fi].set_src_reg(0);
+                    let x = &code.externs[e];
+                    out.base[fi].set_src_reg(0);
+                    let (kind, addend) = match x.kind {
+                        ExternKind::KsymBtf => (RelocKind::KsymBtf, 0),
+                        ExternKind::Kconfig => {
+                            (RelocKind::Kconfig, x.kcfg.map_or(0, |k| k.off as i64))
+                        }
+                        _ => (RelocKind::Ksym, 0),
+                    };
                     out.relocs.push(Reloc {
                         insn_idx: fi,
-                        kind: RelocKind::Ksym,
+                        kind,
+                        symbol: x.name.clone(),
+                        target: e,
+                        addend,
+                        flags: 0,
+                    });
+                }
+                Some(Target::Kfunc(e)) => {
+                    out.relocs.push(Reloc {
+                        insn_idx: fi,
+                        kind: RelocKind::Kfunc,
                         symbol: code.externs[e].name.clone(),
                         target: e,
                         addend: 0,
+                        flags: 0,
                     });
                 }
                 _ => {}
             }
         }
     }
-    out.relocs.sort_by_key(|r| r.insn_idx);
     if let Some(ext) = code.ext {
         ext_records(code, ext, &pieces, &mut out);
     }
+    core_records(code, &pieces, &mut out);
+    out.relocs.sort_by_key(|r| r.insn_idx);
     Ok(out)
 }
 
 fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u8]) {
-    out.insns[fi].imm = at as i32 - (fi as i32 + 1);
+    out.base[fi].imm = at as i32 - (fi as i32 + 1);
     if kind == RelocKind::Func {
-        out.insns[fi].set_src_reg(insn::PSEUDO_FUNC);
+        out.base[fi].set_src_reg(insn::PSEUDO_FUNC);
     }
     out.relocs.push(Reloc {
         insn_idx: fi,
@@ -247,11 +279,40 @@ fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u
         symbol: CString::new(name.to_vec()).unwrap_or_default(),
         target: at,
         addend: 0,
+        flags: 0,
     });
 }
 
+/// The CO-RE sites of the layout's pieces, in final instruction indices,
+/// each also shown as a relocation.
+fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
+    for p in pieces {
+        let Some(sites) = code.core_by_sec.get(&p.sec) else {
+            continue;
+        };
+        let from = sites.partition_point(|&(_, i)| i < p.start);
+        for &(site, i) in sites[from..]
+            .iter()
+            .take_while(|&&(_, i)| i < p.start + p.len)
+        {
+            let fi = p.at + i - p.start;
+            let s = &code.core_sites[site];
+            out.core.push((fi, site));
+            out.relocs.push(Reloc {
+                insn_idx: fi,
+                kind: RelocKind::Core,
+                symbol: s.text.clone(),
+                target: s.rec.kind as usize,
+                addend: 0,
+                flags: 0,
+            });
+        }
+    }
+    out.core.sort_by_key(|&(fi, _)| fi);
+}
+
 /// func_info and line_info of the layout's pieces, rebased to final
-/// instruction indices; whether any piece has CO-RE relocations.
+/// instruction indices.
 fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout) {
     let mut funcs: Vec<[u32; 2]> = Vec::new();
     let mut lines: Vec<[u32; 4]> = Vec::new();
@@ -280,11 +341,6 @@ fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout
                 }
             }
         }
-        if let Some(s) = ext.core_relo.get(name) {
-            if s.records.iter().any(|r| in_piece(r).is_some()) {
-                out.core_relo = true;
-            }
-        }
     }
     funcs.sort_by_key(|f| f[0]);
     lines.sort_by_key(|l| l[0]);
@@ -302,26 +358,49 @@ fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout
         .collect();
 }
 
-/// Writes map fds, map value offsets and extern addresses (the calls were
-/// patched when the layout was made).
-pub(super) fn patch(l: &mut Layout, maps: &[Map], externs: &[Extern]) {
+/// Writes map fds, map value offsets, extern addresses and BTF ids into
+/// `l.insns` (the calls were patched when the layout was made, CO-RE
+/// relocations just before), as libbpf's `bpf_object__relocate_data`.
+pub(super) fn patch(l: &mut Layout, maps: &[Map], externs: &[Extern], kconfig: Option<usize>) {
     for r in &l.relocs {
         let i = r.insn_idx;
+        let insns = &mut l.insns;
         match r.kind {
             RelocKind::MapFd => {
-                l.insns[i].imm = maps[r.target].fd.unwrap_or(-1);
-                l.insns[i + 1].imm = 0;
+                insns[i].imm = maps[r.target].fd.unwrap_or(-1);
+                insns[i + 1].imm = 0;
             }
             RelocKind::MapValue => {
-                l.insns[i].imm = maps[r.target].fd.unwrap_or(-1);
-                l.insns[i + 1].imm = r.addend as i32;
+                insns[i].imm = maps[r.target].fd.unwrap_or(-1);
+                insns[i + 1].imm = r.addend as i32;
             }
-            RelocKind::Ksym => {
+            RelocKind::Kconfig => {
+                insns[i].set_src_reg(insn::PSEUDO_MAP_VALUE);
+                insns[i].imm = kconfig.and_then(|m| maps[m].fd).unwrap_or(-1);
+                insns[i + 1].imm = r.addend as i32;
+            }
+            RelocKind::KsymBtf if externs[r.target].resolved => {
+                let x = &externs[r.target];
+                insns[i].set_src_reg(insn::PSEUDO_BTF_ID);
+                insns[i].imm = x.btf_id as i32;
+                insns[i + 1].imm = x.btf_obj_fd;
+            }
+            RelocKind::Ksym | RelocKind::KsymBtf => {
+                // A weak typed ksym not found takes the untyped way: 0.
                 let a = externs[r.target].addr;
-                l.insns[i].imm = a as u32 as i32;
-                l.insns[i + 1].imm = (a >> 32) as u32 as i32;
+                insns[i].imm = a as u32 as i32;
+                insns[i + 1].imm = (a >> 32) as u32 as i32;
             }
-            RelocKind::Call | RelocKind::Func => {}
+            RelocKind::Kfunc => {
+                let x = &externs[r.target];
+                insns[i].set_src_reg(insn::PSEUDO_KFUNC_CALL);
+                (insns[i].imm, insns[i].off) = if x.resolved {
+                    (x.btf_id as i32, x.fd_idx)
+                } else {
+                    (0, 0) // a weak kfunc not found, as libbpf
+                };
+            }
+            RelocKind::Call | RelocKind::Func | RelocKind::Core => {}
         }
     }
 }

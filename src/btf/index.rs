@@ -2,7 +2,7 @@
 //! [`NameIndex`] (open addressing, a tag per slot) keyed by the name's
 //! hash, each entry a type id.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::base::hash::{hash, NameIndex};
 use crate::error::{Error, Result};
@@ -14,6 +14,25 @@ pub struct Indexed {
     /// The ids of the blob's own named types, in id order.
     ids: Vec<u32>,
     index: NameIndex,
+    /// (hash of the essential name, id) of every name with a `___flavor`
+    /// suffix, sorted; built when CO-RE first asks.
+    flavored: OnceLock<Vec<(u64, u32)>>,
+}
+
+/// The length of a name without its CO-RE flavor: `task_struct___old`
+/// is `task_struct` (libbpf's `bpf_core_essential_name_len`: the part
+/// before the last `X___Y` separator where neither X nor Y is `_`).
+pub fn essential_len(name: &[u8]) -> usize {
+    let n = name.len();
+    if n >= 5 {
+        for i in (0..=n - 5).rev() {
+            let s = &name[i..];
+            if s[0] != b'_' && &s[1..4] == b"___" && s[4] != b'_' {
+                return i + 1;
+            }
+        }
+    }
+    n
 }
 
 impl Indexed {
@@ -30,7 +49,47 @@ impl Indexed {
         }
         let index = NameIndex::build(&hashes, |i| btf.ty(ids[i]).map_or(0, |t| t.name_off))
             .ok_or_else(|| Error::nomem("indexing BTF names"))?;
-        Ok(Indexed { btf, ids, index })
+        Ok(Indexed {
+            btf,
+            ids,
+            index,
+            flavored: OnceLock::new(),
+        })
+    }
+
+    /// The own types whose essential name (flavor dropped) is `essential`,
+    /// in id order: CO-RE's candidates, as libbpf's linear scan finds them.
+    pub fn by_essential_name(&self, essential: &[u8]) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.each_named(essential, |id| out.push(id));
+        let flavored = self.flavored.get_or_init(|| {
+            let mut v: Vec<(u64, u32)> = self
+                .ids
+                .iter()
+                .filter_map(|&id| {
+                    let name = self.btf.name(id);
+                    let e = essential_len(name);
+                    (e < name.len()).then(|| (hash(&name[..e]), id))
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let h = hash(essential);
+        let start = flavored.partition_point(|&(k, _)| k < h);
+        out.extend(
+            flavored[start..]
+                .iter()
+                .take_while(|&&(k, _)| k == h)
+                .map(|&(_, id)| id)
+                .filter(|&id| {
+                    let name = self.btf.name(id);
+                    &name[..essential_len(name)] == essential
+                }),
+        );
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Calls `f` with every own type named `name`, in id order.

@@ -9,7 +9,7 @@
 //! synchronised (everything lazy is behind a `OnceLock` or a mutex): any
 //! number of objects and threads can share one.
 
-mod index;
+pub mod index;
 mod objects;
 pub mod targets;
 
@@ -162,7 +162,8 @@ pub struct KernelBtf {
     filter: OnceLock<Result<FilterFunctions>>,
     kallsyms_path: Option<PathBuf>,
     table: OnceLock<Result<Table>>,
-    pub kconfig_path: Option<PathBuf>,
+    kconfig_path: Option<PathBuf>,
+    kconfig: OnceLock<Result<Arc<[u8]>>>,
 }
 
 /// Facts about a [`KernelBtf`].
@@ -267,6 +268,36 @@ impl KernelBtf {
             kallsyms_path: opts.kallsyms_path.clone(),
             table: OnceLock::new(),
             kconfig_path: opts.kconfig_path.clone(),
+            kconfig: OnceLock::new(),
+        })
+    }
+
+    /// A kernel BTF from BTF already parsed: vmlinux's and modules' (split
+    /// on it), with no kallsyms, tracefs or kernel objects behind it.
+    pub fn from_parts(vmlinux: Btf, modules: Vec<(Vec<u8>, Btf)>) -> Result<KernelBtf> {
+        let vmlinux = Indexed::new(Arc::new(vmlinux))?;
+        let mut mods = Vec::new();
+        for (name, btf) in modules {
+            let blob = OnceLock::new();
+            let _ = blob.set(Indexed::new(Arc::new(btf)));
+            mods.push(ModuleBtf {
+                name: CString::new(name).unwrap_or_default(),
+                path: PathBuf::new(),
+                blob,
+            });
+        }
+        Ok(KernelBtf {
+            vmlinux,
+            vmlinux_path: PathBuf::from("<memory>"),
+            modules: mods,
+            live: false,
+            objects: Objects::default(),
+            filter_path: Some(PathBuf::new()),
+            filter: OnceLock::new(),
+            kallsyms_path: None,
+            table: OnceLock::new(),
+            kconfig_path: Some(PathBuf::new()),
+            kconfig: OnceLock::new(),
         })
     }
 
@@ -375,6 +406,56 @@ impl KernelBtf {
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// The same kernel BTF with its configuration read from `path` (plain
+    /// or gzip) instead.
+    pub fn with_kconfig_path(mut self, path: PathBuf) -> KernelBtf {
+        self.kconfig_path = Some(path);
+        self.kconfig = OnceLock::new();
+        self
+    }
+
+    /// The kernel's configuration (`.kconfig` externs), read once:
+    /// `kconfig_path` (plain or gzip), by default /proc/config.gz, else
+    /// /boot/config-$(uname -r).
+    pub fn kconfig(&self) -> Result<Arc<[u8]>> {
+        self.kconfig
+            .get_or_init(|| {
+                let paths: Vec<PathBuf> = match &self.kconfig_path {
+                    Some(p) if p.as_os_str().is_empty() => {
+                        return Err(Error::not_found(
+                            "no kernel config: kconfig_path is \"\" (none); name a config file",
+                        ))
+                    }
+                    Some(p) => vec![p.clone()],
+                    None => {
+                        let mut v = vec![PathBuf::from("/proc/config.gz")];
+                        if let Some(r) = crate::base::sys::kernel_release() {
+                            let r = String::from_utf8_lossy(&r).into_owned();
+                            v.push(PathBuf::from(format!("/boot/config-{r}")));
+                        }
+                        v
+                    }
+                };
+                let mut last = None;
+                for p in &paths {
+                    match crate::base::read::read_maybe_gzip(p) {
+                        Ok(d) => return Ok(Arc::from(d)),
+                        Err(e) if e.code() == NOT_FOUND && paths.len() > 1 => last = Some(e),
+                        Err(e) => return Err(e.context("reading the kernel config")),
+                    }
+                }
+                let tried: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                Err(last
+                    .unwrap_or_else(|| Error::not_found("no kernel config"))
+                    .context(format!(
+                        "no kernel config found (tried {}; CONFIG_IKCONFIG_PROC gives \
+                         /proc/config.gz); name one in kconfig_path",
+                        tried.join(", ")
+                    )))
+            })
+            .clone()
     }
 
     /// Looks up `name`, `module`name` or `vmlinux`name` of `kind` (0: any

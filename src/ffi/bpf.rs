@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
-use crate::bpf::{Object, RelocKind};
+use crate::bpf::{ExternKind, Object, RelocKind};
 use crate::error::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
@@ -67,7 +67,21 @@ pub struct ksym_bpf_map_info {
     pub initial_value_size: usize,
 }
 
-/// An untyped `__ksym` extern (output struct: set `sz`).
+/// What an extern is (`ksym_bpf_extern_info.kind`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ksym_bpf_extern_kind {
+    /// `extern const void x __ksym;`: its address, by ksym_bpf_object_resolve_ksyms.
+    KSYM_BPF_EXTERN_KSYM = 1,
+    /// A typed `__ksym` variable: its BTF id, by ksym_bpf_object_resolve_btf.
+    KSYM_BPF_EXTERN_KSYM_BTF = 2,
+    /// A kfunc (an extern function in `.ksyms`): its BTF id, by resolve_btf.
+    KSYM_BPF_EXTERN_KFUNC = 3,
+    /// A `.kconfig` variable: its value in the `.kconfig` map, by resolve_btf.
+    KSYM_BPF_EXTERN_KCONFIG = 4,
+}
+
+/// An extern of the object (output struct: set `sz`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ksym_bpf_extern_info {
@@ -76,12 +90,27 @@ pub struct ksym_bpf_extern_info {
     /// May be module-qualified ("ext4`ext4_file_open") via an asm label.
     pub name: *const c_char,
     pub weak: bool,
-    /// Found in kallsyms by ksym_bpf_object_resolve_ksyms.
+    /// KSYM: found in kallsyms by ksym_bpf_object_resolve_ksyms; KSYM_BTF,
+    /// KFUNC: found in the kernel's BTF; KCONFIG: its value was set (both
+    /// by ksym_bpf_object_resolve_btf).
     pub resolved: bool,
     /// Reserved: written zero.
     pub reserved: [u8; 6],
-    /// After ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
+    /// KSYM: after ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
     pub addr: u64,
+    /// enum ksym_bpf_extern_kind (0.2).
+    pub kind: u32,
+    /// KSYM_BTF, KFUNC: the kernel's BTF id (0: not resolved).
+    pub btf_id: u32,
+    /// KSYM_BTF, KFUNC: 0 for vmlinux, the module's BTF fd, -1 when it has
+    /// none here (BTF read from files).
+    pub btf_obj_fd: c_int,
+    /// KCONFIG: the offset of its value in the `.kconfig` map; KFUNC: the
+    /// index of its module's fd in the program's fd array (0 for vmlinux).
+    pub offset: u32,
+    /// KSYM_BTF, KFUNC: "vmlinux" or the module it was found in; NULL
+    /// before resolution or when not found.
+    pub module: *const c_char,
 }
 
 /// What a relocation writes.
@@ -98,7 +127,29 @@ pub enum ksym_bpf_reloc_kind {
     KSYM_BPF_RELOC_CALL = 4,
     /// ld_imm64 <- address of a subprogram (BPF_PSEUDO_FUNC, callbacks).
     KSYM_BPF_RELOC_FUNC = 5,
+    /// A CO-RE relocation (0.2): symbol is the local type and access string
+    /// as libbpf prints them ("<byte_off> [4] struct task_struct.pid (0:61
+    /// @ offset 2344)"), target the `enum bpf_core_relo_kind`, addend the
+    /// value written (after ksym_bpf_object_resolve_btf; see flags).
+    KSYM_BPF_RELOC_CORE = 6,
+    /// ld_imm64 <- BTF id of a typed ksym (BPF_PSEUDO_BTF_ID) and its
+    /// module's BTF fd (0.2): target the extern, addend the BTF id.
+    KSYM_BPF_RELOC_KSYM_BTF = 7,
+    /// call <- BTF id of a kfunc (BPF_PSEUDO_KFUNC_CALL; insn.off indexes
+    /// the fd array) (0.2): target the extern, addend the BTF id.
+    KSYM_BPF_RELOC_KFUNC = 8,
+    /// ld_imm64 <- the `.kconfig` map + the extern's offset
+    /// (BPF_PSEUDO_MAP_VALUE) (0.2): target the extern, addend the offset.
+    KSYM_BPF_RELOC_KCONFIG = 9,
 }
+
+/// ksym_bpf_reloc.flags: the value (addend) is final: resolved by
+/// ksym_bpf_object_resolve_btf.
+pub const KSYM_BPF_RELOC_RESOLVED: c_uint = 1;
+/// ksym_bpf_reloc.flags: a CO-RE relocation that failed on this kernel the
+/// way libbpf lets pass: its instruction becomes a call to the invalid
+/// helper 0xbad2310, which the verifier reports if it is reached.
+pub const KSYM_BPF_RELOC_POISONED: c_uint = 2;
 
 /// A relocation of a program (output struct: set `sz`).
 #[repr(C)]
@@ -114,10 +165,18 @@ pub struct ksym_bpf_reloc {
     pub reserved: u32,
     /// Extern, map, data section or subprogram name.
     pub symbol: *const c_char,
-    /// Map index (MAP_*), extern index (KSYM), or final insn index of the callee (CALL, FUNC).
+    /// Map index (MAP_*), extern index (KSYM, KSYM_BTF, KFUNC, KCONFIG),
+    /// final insn index of the callee (CALL, FUNC), or the CO-RE
+    /// relocation kind (CORE).
     pub target: usize,
-    /// MAP_VALUE: the offset in the data section (`insn[1].imm`).
+    /// MAP_VALUE: the offset in the data section (`insn[1].imm`); KCONFIG:
+    /// the offset in the `.kconfig` map; after ksym_bpf_object_resolve_btf,
+    /// CORE: the value written, KSYM_BTF and KFUNC: the kernel's BTF id.
     pub addend: i64,
+    /// KSYM_BPF_RELOC_RESOLVED, KSYM_BPF_RELOC_POISONED (0.2).
+    pub flags: u32,
+    /// Reserved: written zero.
+    pub reserved2: u32,
 }
 
 fn boxed(obj: Object) -> *mut ksym_bpf_object {
@@ -411,6 +470,15 @@ pub unsafe extern "C" fn ksym_bpf_extern_info(
             resolved: e.resolved,
             reserved: [0; 6],
             addr: e.addr,
+            kind: e.kind as u32,
+            btf_id: e.btf_id,
+            btf_obj_fd: e.btf_obj_fd,
+            offset: match e.kind {
+                ExternKind::Kconfig => e.kcfg.map_or(0, |k| k.off),
+                ExternKind::Kfunc => e.fd_idx as u32,
+                _ => 0,
+            },
+            module: e.module.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
@@ -485,6 +553,10 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
             RelocKind::MapValue => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_MAP_VALUE,
             RelocKind::Call => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_CALL,
             RelocKind::Func => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_FUNC,
+            RelocKind::Core => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_CORE,
+            RelocKind::KsymBtf => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KSYM_BTF,
+            RelocKind::Kfunc => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KFUNC,
+            RelocKind::Kconfig => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KCONFIG,
         };
         let v = ksym_bpf_reloc {
             sz: std::mem::size_of::<ksym_bpf_reloc>(),
@@ -494,6 +566,8 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
             symbol: r.symbol.as_ptr(),
             target: r.target,
             addend: r.addend,
+            flags: r.flags,
+            reserved2: 0,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, v, "out") }?;
@@ -502,10 +576,16 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
 }
 
 /// Applies everything: subprograms appended (done at open), calls patched,
-/// map fds, data-section values and resolved ksyms written. Needs an fd for
-/// every map a program uses (KSYM_ERR_INVALID naming it otherwise) and, if
-/// a program uses externs, ksym_bpf_object_resolve_ksyms first. A program
-/// with CO-RE relocations is KSYM_ERR_UNSUPPORTED. Can be called again.
+/// CO-RE results, map fds, data-section values, resolved ksyms, BTF ids of
+/// typed ksyms and kfuncs, `.kconfig` offsets written, each time from the
+/// pristine instructions: it can be called again (after changing fds).
+/// Needs an fd for every map a program uses (the `.kconfig` map included),
+/// ksym_bpf_object_resolve_ksyms if a program uses untyped externs, and
+/// ksym_bpf_object_resolve_btf if it has CO-RE relocations, typed ksyms,
+/// kfunc calls or `.kconfig` externs: KSYM_ERR_INVALID naming the program,
+/// instruction and the call to make otherwise. A CO-RE relocation that
+/// failed (ambiguous, an instruction that does not match its record) is
+/// reported again here.
 ///
 /// # Safety
 /// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
@@ -633,6 +713,38 @@ pub unsafe extern "C" fn ksym_bpf_program_line_info(
     })
 }
 
+/// The fd array of a program's BPF_PROG_LOAD (`fd_array`): the module
+/// BTF fds of its kfunc calls, which `insn.off` indexes (index 0 unused,
+/// as libbpf leaves it). NULL with `*cnt` = 0 when the program calls no
+/// module kfunc (or before ksym_bpf_object_resolve_btf). The array lives
+/// as long as the object, until the next resolve_btf.
+///
+/// # Safety
+/// `obj` is NULL or a live handle; `cnt` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_fd_array(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    cnt: *mut usize,
+) -> *const c_int {
+    if !cnt.is_null() {
+        // SAFETY: `cnt` is writable (# Safety).
+        unsafe { *cnt = 0 };
+    }
+    value_call(std::ptr::null(), || {
+        // SAFETY: `obj` as # Safety says.
+        let fds = unsafe { obj_ref(obj) }?.fd_array(prog)?;
+        if fds.is_empty() {
+            return Ok(std::ptr::null());
+        }
+        if !cnt.is_null() {
+            // SAFETY: as above.
+            unsafe { *cnt = fds.len() };
+        }
+        Ok(fds.as_ptr())
+    })
+}
+
 /// ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
 pub const KSYM_ATTACH_SLEEPABLE: c_uint = 1;
 /// ksym_bpf_attach.flags: an XDP program that handles fragments
@@ -669,11 +781,18 @@ pub struct ksym_bpf_attach {
 /// Everything that needs the kernel's BTF, for every program and alias
 /// of the object, in one call: attach targets (BTF ids of fentry/fexit/
 /// fmod_ret/lsm/iter/tp_btf targets, with the module BTF fd; addresses of
-/// function targets from kallsyms). `btf` NULL: the running kernel's,
-/// opened inside the call (the object keeps what it needs of it). Every
-/// program is tried; the first that fails is reported (KSYM_ERR_NOT_FOUND
-/// naming program, section and target, and where the name is if
-/// elsewhere); the others stay resolved.
+/// function targets from kallsyms); CO-RE relocations, as libbpf resolves
+/// them (candidates by essential name in vmlinux, else in the modules),
+/// each instruction once however many programs and aliases share it;
+/// typed ksyms and kfuncs (BTF ids checked against the local types, module
+/// BTF fds, the fd array); `.kconfig` externs (the `.kconfig` map's
+/// initial value: call this before creating that map). `btf` NULL: the
+/// running kernel's, opened inside the call (the object keeps what it
+/// needs of it). Every part is tried; the first failure is reported
+/// (KSYM_ERR_NOT_FOUND naming program, section and target, and where the
+/// name is if elsewhere; KSYM_ERR_FORMAT for CO-RE records that do not fit
+/// the object; KSYM_ERR_NOT_FOUND for a strong extern missing), and
+/// ksym_bpf_object_relocate reports a CO-RE or extern failure again.
 ///
 /// # Safety
 /// `obj` is NULL or a live handle used by no other thread during the call;
@@ -686,7 +805,7 @@ pub unsafe extern "C" fn ksym_bpf_object_resolve_btf(
     int_call(|| {
         // SAFETY: `obj` and `btf` as # Safety says.
         let (o, k) = unsafe { (obj_mut(obj)?, super::btf::btf_or_running(btf)?) };
-        o.resolve_attach(&k)?;
+        o.resolve_btf(&k)?;
         Ok(0)
     })
 }

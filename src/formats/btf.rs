@@ -606,6 +606,46 @@ impl Btf {
         }
         Err(bad(format!("a loop of arrays through type {id}")))
     }
+
+    /// The alignment of type `id` in bytes, as libbpf's `btf__align_of`
+    /// computes it for a 64-bit target: scalars align to their size (at
+    /// most 8), a struct to its most aligned member, or 1 if it is packed;
+    /// `None` for void, functions and the like.
+    pub fn align_of(&self, id: u32) -> Result<Option<u32>> {
+        self.align_of_depth(id, 0)
+    }
+
+    fn align_of_depth(&self, id: u32, depth: usize) -> Result<Option<u32>> {
+        if depth > MAX_CHAIN {
+            return Err(bad(format!("type {id} nests too deep for its alignment")));
+        }
+        let Some(t) = self.ty(id) else {
+            return Ok(None);
+        };
+        Ok(match t.kind() {
+            KIND_INT | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT => Some(t.size().min(8)),
+            KIND_PTR => Some(8),
+            KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG => {
+                self.align_of_depth(t.type_id(), depth + 1)?
+            }
+            KIND_ARRAY => self.align_of_depth(t.array().0, depth + 1)?,
+            KIND_STRUCT | KIND_UNION => {
+                let mut max = 1;
+                for m in t.members() {
+                    let Some(a) = self.align_of_depth(m.ty, depth + 1)? else {
+                        return Ok(None);
+                    };
+                    max = max.max(a);
+                    // A member off its type's alignment: the struct is packed.
+                    if m.bitfield_size == 0 && m.bit_offset % (8 * a.max(1)) != 0 {
+                        return Ok(Some(1));
+                    }
+                }
+                Some(if t.size() % max != 0 { 1 } else { max })
+            }
+            _ => None,
+        })
+    }
 }
 
 /// The `.BTF` section of an ELF file (a vmlinux, a `.ko`), copied out.

@@ -7,12 +7,14 @@
 //! - [`vmlinux`] reads symbol sizes from a vmlinux ELF;
 //! - [`proc_modules`] reads /proc/modules;
 //! - [`btf`] reads BTF (base and split) without copying;
-//! - [`filter_functions`] reads tracefs' `available_filter_functions(_addrs)`.
+//! - [`filter_functions`] reads tracefs' `available_filter_functions(_addrs)`;
+//! - [`kconfig`] reads a kernel configuration's `CONFIG_X=value` lines.
 //!
 //! Imports [`crate::base`] only.
 
 pub mod btf;
 pub mod filter_functions;
+pub mod kconfig;
 pub mod kallsyms;
 pub mod proc_modules;
 pub mod ranges;

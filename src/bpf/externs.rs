@@ -1,0 +1,568 @@
+//! The object's externs, as libbpf sees them: untyped `__ksym` variables
+//! (a kernel address, from kallsyms), typed ones (the kernel's BTF id of
+//! the variable: `BPF_PSEUDO_BTF_ID`), kfuncs (the kernel function's BTF
+//! id: `BPF_PSEUDO_KFUNC_CALL`) and `.kconfig` variables (values from the
+//! kernel's configuration, read by the program from the `.kconfig` map).
+//!
+//! Typed ksyms and kfuncs are looked up with the one query grammar
+//! (`name`, or `module`name` through an asm label) and the BTF answer
+//! rules: vmlinux first, then the modules, ambiguous between modules.
+
+use std::ffi::CString;
+
+use crate::btf::KernelBtf;
+use crate::error::{Error, Result, INVALID, NOT_FOUND};
+use crate::formats::btf::{self as fbtf, Btf, Ty};
+use crate::formats::kconfig;
+use crate::rules::query::Query;
+
+/// What an extern is (values are the C API's `enum ksym_bpf_extern_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExternKind {
+    /// `extern const void x __ksym;`: its kernel address.
+    Ksym = 1,
+    /// `extern const struct rq runqueues __ksym;`: its BTF id.
+    KsymBtf = 2,
+    /// `extern struct task_struct *bpf_task_from_pid(s32) __ksym;`.
+    Kfunc = 3,
+    /// `extern unsigned int CONFIG_HZ __kconfig;`.
+    Kconfig = 4,
+}
+
+/// How a `.kconfig` value is stored (libbpf's `enum kcfg_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KcfgType {
+    Bool,
+    Char,
+    /// `enum libbpf_tristate`: n 0, y 1, m 2.
+    Tristate,
+    Int,
+    CharArr,
+}
+
+/// A `.kconfig` extern's place in the `.kconfig` map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kcfg {
+    pub ty: KcfgType,
+    pub size: u32,
+    pub align: u32,
+    pub signed: bool,
+    /// Offset of its value in the map (libbpf's layout).
+    pub off: u32,
+}
+
+/// An extern of the object.
+#[derive(Clone, Debug)]
+pub struct Extern {
+    /// May be module-qualified (`ext4`ext4_file_open`) through an asm label.
+    pub name: CString,
+    pub kind: ExternKind,
+    pub weak: bool,
+    /// Ksym: found in kallsyms; KsymBtf, Kfunc: found in the kernel's BTF;
+    /// Kconfig: its value was set.
+    pub resolved: bool,
+    /// Ksym: its address (0 when weak and missing).
+    pub addr: u64,
+    /// KsymBtf, Kfunc: the kernel's BTF id (0 when weak and missing).
+    pub btf_id: u32,
+    /// KsymBtf, Kfunc: 0 for vmlinux, the module BTF's fd, -1 when the
+    /// module's BTF has no fd here (read from files).
+    pub btf_obj_fd: i32,
+    /// Kfunc: index of the module's fd in the fd array (0 for vmlinux).
+    pub fd_idx: i16,
+    /// KsymBtf, Kfunc: where it was found (`vmlinux` or the module).
+    pub module: Option<CString>,
+    /// Kconfig: its place in the `.kconfig` map.
+    pub kcfg: Option<Kcfg>,
+    /// KsymBtf: the local type (modifiers and typedefs skipped); Kfunc: the
+    /// local FUNC_PROTO.
+    local_type: u32,
+}
+
+impl Extern {
+    /// An untyped ksym named by a relocation only (no BTF for it).
+    pub(super) fn untyped(name: CString, weak: bool) -> Extern {
+        Extern {
+            name,
+            kind: ExternKind::Ksym,
+            weak,
+            resolved: false,
+            addr: 0,
+            btf_id: 0,
+            btf_obj_fd: 0,
+            fd_idx: 0,
+            module: None,
+            kcfg: None,
+            local_type: 0,
+        }
+    }
+
+    fn shown(&self) -> std::borrow::Cow<'_, str> {
+        self.name.to_string_lossy()
+    }
+}
+
+/// The externs the object's BTF describes: the VARs and FUNCs of the
+/// `.ksyms` and `.kconfig` DATASECs, in that order; `weak` says whether
+/// the ELF symbol of a name is weak. `.kconfig` externs get libbpf's
+/// layout of the `.kconfig` map.
+pub(super) fn collect(btf: &Btf, weak: impl Fn(&[u8]) -> bool) -> Result<Vec<Extern>> {
+    let mut out = Vec::new();
+    for sec in [&b".ksyms"[..], b".kconfig"] {
+        let Some(ds) = btf
+            .own_ids()
+            .filter_map(|id| btf.ty(id))
+            .find(|t| t.kind() == fbtf::KIND_DATASEC && btf.str(t.name_off) == sec)
+        else {
+            continue;
+        };
+        for (vid, _, _) in ds.datasec() {
+            let Some(v) = btf.ty(vid) else { continue };
+            let name = btf.str(v.name_off);
+            let cname = CString::new(name).unwrap_or_default();
+            let mut x = Extern::untyped(cname, weak(name));
+            let shown = String::from_utf8_lossy(name);
+            match (sec == b".kconfig", v.kind()) {
+                (false, fbtf::KIND_FUNC) => {
+                    x.kind = ExternKind::Kfunc;
+                    x.local_type = v.type_id();
+                }
+                (false, fbtf::KIND_VAR) => {
+                    x.local_type = btf.resolve(v.type_id())?;
+                    if x.local_type != 0 {
+                        x.kind = ExternKind::KsymBtf;
+                    }
+                }
+                (true, fbtf::KIND_FUNC) => {
+                    return Err(Error::unsupported(format!(
+                        "extern function `{shown}` is in `.kconfig`: only variables can be"
+                    )))
+                }
+                (true, fbtf::KIND_VAR) => {
+                    x.kind = ExternKind::Kconfig;
+                    x.kcfg = Some(kcfg_of(btf, v, &shown)?);
+                }
+                _ => continue,
+            }
+            out.push(x);
+        }
+    }
+    layout_kconfig(&mut out);
+    Ok(out)
+}
+
+/// A `.kconfig` VAR's type, size and alignment (libbpf's
+/// `find_kcfg_type`, `btf__resolve_size`, `btf__align_of`).
+fn kcfg_of(btf: &Btf, v: Ty<'_>, name: &str) -> Result<Kcfg> {
+    let bad = |why: &str| Error::unsupported(format!("extern `{name}` (.kconfig): {why}"));
+    let size = btf
+        .size_of(v.type_id())?
+        .filter(|&s| s > 0)
+        .ok_or_else(|| bad("no size"))?;
+    let align = btf
+        .align_of(v.type_id())?
+        .ok_or_else(|| bad("no alignment"))?;
+    let (ty, signed) = kcfg_type(btf, v.type_id())?.ok_or_else(|| {
+        bad(
+            "type is unsupported: use bool, char, an integer of 1 to 8 bytes, \
+             enum libbpf_tristate or a char array",
+        )
+    })?;
+    Ok(Kcfg {
+        ty,
+        size: size as u32,
+        align,
+        signed,
+        off: 0,
+    })
+}
+
+/// libbpf's `find_kcfg_type`: (type, signed) or `None` when unsupported.
+fn kcfg_type(btf: &Btf, id: u32) -> Result<Option<(KcfgType, bool)>> {
+    let id = btf.resolve(id)?;
+    let Some(t) = btf.ty(id) else { return Ok(None) };
+    const INT_SIGNED: u32 = 1;
+    const INT_BOOL: u32 = 4;
+    Ok(match t.kind() {
+        fbtf::KIND_INT => {
+            let (enc, _, _) = t.int();
+            if enc & INT_BOOL != 0 {
+                (t.size() == 1).then_some((KcfgType::Bool, false))
+            } else if t.size() == 1 {
+                Some((KcfgType::Char, enc & INT_SIGNED != 0))
+            } else if t.size() > 8 || !t.size().is_power_of_two() {
+                None
+            } else {
+                Some((KcfgType::Int, enc & INT_SIGNED != 0))
+            }
+        }
+        fbtf::KIND_ENUM if t.size() != 4 => None,
+        fbtf::KIND_ENUM | fbtf::KIND_ENUM64 => {
+            (btf.str(t.name_off) == b"libbpf_tristate").then_some((KcfgType::Tristate, false))
+        }
+        fbtf::KIND_ARRAY => {
+            let (elem, _, n) = t.array();
+            match kcfg_type(btf, elem)? {
+                Some((KcfgType::Char, _)) if n > 0 => Some((KcfgType::CharArr, false)),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
+/// libbpf's layout of the `.kconfig` map: externs by descending
+/// alignment, then ascending size, then name, each at the next offset
+/// aligned for it.
+fn layout_kconfig(externs: &mut [Extern]) {
+    let mut order: Vec<usize> = (0..externs.len())
+        .filter(|&i| externs[i].kcfg.is_some())
+        .collect();
+    let key = |i: usize| {
+        let k = externs[i].kcfg.expect("kconfig");
+        (std::cmp::Reverse(k.align), k.size)
+    };
+    order.sort_by(|&a, &b| {
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| externs[a].name.cmp(&externs[b].name))
+    });
+    let mut off = 0u32;
+    for i in order {
+        let k = externs[i].kcfg.as_mut().expect("kconfig");
+        k.off = off.next_multiple_of(k.align.max(1));
+        off = k.off + k.size;
+    }
+}
+
+/// The size of the `.kconfig` map's value: the end of its last extern.
+pub(super) fn kconfig_size(externs: &[Extern]) -> u32 {
+    externs
+        .iter()
+        .filter_map(|x| x.kcfg)
+        .map(|k| k.off + k.size)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Resolves typed ksyms and kfuncs against `kernel`, as libbpf's
+/// `bpf_object__resolve_ksyms_btf_id` does: the kernel's VAR or FUNC of
+/// that name, its type compatible with the local one; a strong extern
+/// not found is an error, a weak one gets 0. Returns the fd array for
+/// module kfuncs (index 0 unused, as libbpf leaves it), empty when none.
+pub(super) fn resolve_btf(
+    externs: &mut [Extern],
+    local: &Btf,
+    kernel: &KernelBtf,
+) -> Result<Vec<i32>> {
+    let mut fd_array: Vec<i32> = Vec::new();
+    let mut fd_idx_of: Vec<(usize, i16)> = Vec::new();
+    for x in externs.iter_mut() {
+        let (kind, what) = match x.kind {
+            ExternKind::KsymBtf => (fbtf::KIND_VAR, "typed __ksym"),
+            ExternKind::Kfunc => (fbtf::KIND_FUNC, "kfunc"),
+            _ => continue,
+        };
+        let name = x.name.to_bytes();
+        let q = Query::parse(name).map_err(|e| e.context(format!("extern `{}`", x.shown())))?;
+        let found = match kernel.find_query(&q, b"", kind, what) {
+            Ok(f) => f,
+            Err(e) if e.code() == NOT_FOUND && x.weak => {
+                x.resolved = false;
+                x.btf_id = 0;
+                x.btf_obj_fd = 0;
+                x.fd_idx = 0;
+                x.module = None;
+                continue;
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "extern `{}` ({what}, strong; declare it __weak if it may be absent)",
+                    x.shown()
+                )))
+            }
+        };
+        let blob = kernel.object(found.obj)?;
+        let kt = blob
+            .btf
+            .ty(found.id)
+            .ok_or_else(|| Error::format("kernel BTF id out of range"))?;
+        let (lid, tid) = match x.kind {
+            ExternKind::KsymBtf => (x.local_type, blob.btf.resolve(kt.type_id())?),
+            _ => (x.local_type, kt.type_id()),
+        };
+        if !super::core::types_are_compat(local, lid, &blob.btf, tid)? {
+            let desc = |b: &Btf, id: u32| {
+                let t = b.ty(id);
+                format!(
+                    "[{id}] {} {}",
+                    t.map_or("void", |t| fbtf::kind_name(t.kind())),
+                    String::from_utf8_lossy(b.name(id))
+                )
+            };
+            return Err(Error::new(
+                INVALID,
+                format!(
+                    "extern `{}` ({what}): incompatible types: the object has {}, the kernel ({}) has {}",
+                    x.shown(),
+                    desc(local, lid),
+                    kernel.object_name(found.obj).to_string_lossy(),
+                    desc(&blob.btf, tid)
+                ),
+            ));
+        }
+        x.resolved = true;
+        x.btf_id = found.id;
+        x.module = Some(kernel.object_name(found.obj).to_owned());
+        x.btf_obj_fd = if found.obj == 0 {
+            0
+        } else {
+            kernel.object_fd(found.obj).unwrap_or(-1)
+        };
+        x.fd_idx = 0;
+        if x.kind == ExternKind::Kfunc && found.obj != 0 {
+            x.fd_idx = match fd_idx_of.iter().find(|(o, _)| *o == found.obj) {
+                Some(&(_, i)) => i,
+                None => {
+                    if fd_array.is_empty() {
+                        fd_array.push(0);
+                    }
+                    let i = i16::try_from(fd_array.len()).map_err(|_| {
+                        Error::unsupported(format!(
+                            "kfunc `{}`: more than 32767 module BTF fds",
+                            x.shown()
+                        ))
+                    })?;
+                    fd_array.push(x.btf_obj_fd);
+                    fd_idx_of.push((found.obj, i));
+                    i
+                }
+            };
+        }
+    }
+    Ok(fd_array)
+}
+
+/// What the `LINUX_*` virtual externs are, on the running kernel.
+pub trait KernelFacts {
+    /// `LINUX_KERNEL_VERSION`: `KERNEL_VERSION(a, b, c)`; 0 if unknown.
+    fn kernel_version(&self) -> u64;
+    /// `LINUX_HAS_BPF_COOKIE`.
+    fn has_bpf_cookie(&self) -> bool;
+    /// `LINUX_HAS_SYSCALL_WRAPPER`.
+    fn has_syscall_wrapper(&self) -> bool;
+}
+
+/// Fills the `.kconfig` map's value, as libbpf's
+/// `bpf_object__resolve_externs` does: `CONFIG_*` from the kernel's
+/// configuration (`config`, read only when one is needed), `LINUX_*` from
+/// `facts`. A strong extern left unset is an error; a weak one is 0.
+pub(super) fn kconfig_values(
+    externs: &mut [Extern],
+    config: impl FnOnce() -> Result<Vec<u8>>,
+    facts: &dyn KernelFacts,
+) -> Result<Vec<u8>> {
+    let mut data = vec![0u8; kconfig_size(externs) as usize];
+    let mut need_config = false;
+    for x in externs.iter_mut() {
+        let Some(k) = x.kcfg else { continue };
+        x.resolved = false;
+        let name = x.name.to_bytes();
+        if name.starts_with(b"CONFIG_") {
+            need_config = true;
+            continue;
+        }
+        let value = match name {
+            b"LINUX_KERNEL_VERSION" => match facts.kernel_version() {
+                0 => return Err(Error::not_found(
+                    "extern `LINUX_KERNEL_VERSION` (.kconfig): the kernel's version is not known",
+                )),
+                v => v,
+            },
+            b"LINUX_HAS_BPF_COOKIE" => facts.has_bpf_cookie() as u64,
+            b"LINUX_HAS_SYSCALL_WRAPPER" => facts.has_syscall_wrapper() as u64,
+            _ if name.starts_with(b"LINUX_") && x.weak => 0,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "extern `{}` (.kconfig): not a CONFIG_ option nor a LINUX_ value libksym \
+                     knows (LINUX_KERNEL_VERSION, LINUX_HAS_BPF_COOKIE, LINUX_HAS_SYSCALL_WRAPPER)",
+                    x.shown()
+                )))
+            }
+        };
+        set_num(x, k, &mut data, value)?;
+    }
+    if need_config {
+        let text = config()?;
+        for e in kconfig::entries(&text) {
+            let e = e?;
+            let Some(x) = externs
+                .iter_mut()
+                .find(|x| x.kcfg.is_some() && x.name.to_bytes() == e.name)
+            else {
+                continue;
+            };
+            if x.resolved {
+                continue; // the first setting wins, as in libbpf
+            }
+            let k = x.kcfg.expect("kconfig");
+            set_value(x, k, &mut data, e.value)
+                .map_err(|err| err.context(format!("kernel config line {}", e.line)))?;
+        }
+    }
+    if let Some(x) = externs
+        .iter()
+        .find(|x| x.kcfg.is_some() && !x.resolved && !x.weak)
+    {
+        return Err(Error::not_found(format!(
+            "extern `{}` (.kconfig, strong): not set in the kernel's config; declare it __weak \
+             if it may be absent",
+            x.shown()
+        )));
+    }
+    Ok(data)
+}
+
+/// One `CONFIG_X=value` for extern `x` (libbpf's
+/// `bpf_object__process_kconfig_line`).
+fn set_value(x: &mut Extern, k: Kcfg, data: &mut [u8], value: &[u8]) -> Result<()> {
+    let at = k.off as usize;
+    let bad = |why: String| Error::invalid(format!("extern `{}` (.kconfig): {why}", x.shown()));
+    match value[0] {
+        c @ (b'y' | b'n' | b'm') => {
+            match (k.ty, c) {
+                (KcfgType::Bool, b'm') => {
+                    return Err(bad("value `m` needs a tristate or char type".into()))
+                }
+                (KcfgType::Bool, _) => data[at] = (c == b'y') as u8,
+                (KcfgType::Char, _) => data[at] = c,
+                // enum libbpf_tristate, 4 bytes as libbpf writes it.
+                (KcfgType::Tristate, _) => {
+                    let v: u32 = match c {
+                        b'y' => 1,
+                        b'm' => 2,
+                        _ => 0,
+                    };
+                    data[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "value `{}` needs a bool, tristate or char type",
+                        c as char
+                    )))
+                }
+            }
+            x.resolved = true;
+        }
+        b'"' => {
+            if k.ty != KcfgType::CharArr {
+                return Err(bad(format!(
+                    "value `{}` needs a char array",
+                    String::from_utf8_lossy(value)
+                )));
+            }
+            if value.len() < 2 || value[value.len() - 1] != b'"' {
+                return Err(bad(format!(
+                    "invalid string `{}`",
+                    String::from_utf8_lossy(value)
+                )));
+            }
+            // Truncated to the array, NUL-terminated, as libbpf.
+            let s = &value[1..value.len() - 1];
+            let n = s.len().min(k.size as usize - 1);
+            data[at..at + n].copy_from_slice(&s[..n]);
+            data[at + n] = 0;
+            x.resolved = true;
+        }
+        _ => {
+            let v = parse_u64(value).ok_or_else(|| {
+                bad(format!(
+                    "value `{}` is not a valid integer",
+                    String::from_utf8_lossy(value)
+                ))
+            })?;
+            if k.ty != KcfgType::Int && k.ty != KcfgType::Char {
+                return Err(bad(format!(
+                    "value `{}` needs an integer type",
+                    String::from_utf8_lossy(value)
+                )));
+            }
+            set_num(x, k, data, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// libbpf's `set_kcfg_value_num`: the value must fit the extern's size
+/// (signed or not).
+fn set_num(x: &mut Extern, k: Kcfg, data: &mut [u8], v: u64) -> Result<()> {
+    let bad = |why: String| Error::invalid(format!("extern `{}` (.kconfig): {why}", x.shown()));
+    if !matches!(k.ty, KcfgType::Int | KcfgType::Char | KcfgType::Bool) {
+        return Err(bad(format!(
+            "value {v} needs an integer, char or bool type"
+        )));
+    }
+    if k.ty == KcfgType::Bool && v > 1 {
+        return Err(bad(format!("value {v} is not a boolean")));
+    }
+    let bits = k.size * 8;
+    let fits = bits >= 64
+        || if k.signed {
+            v.wrapping_add(1 << (bits - 1)) < (1 << bits)
+        } else {
+            v >> bits == 0
+        };
+    if !fits {
+        return Err(bad(format!("value {v} does not fit in {} bytes", k.size)));
+    }
+    if !matches!(k.size, 1 | 2 | 4 | 8) {
+        return Err(bad(format!("size {} is not 1, 2, 4 or 8", k.size)));
+    }
+    let at = k.off as usize;
+    data[at..at + k.size as usize].copy_from_slice(&v.to_le_bytes()[..k.size as usize]);
+    x.resolved = true;
+    Ok(())
+}
+
+/// `strtoull(s, &end, 0)` with the whole string used: decimal, `0x` hex,
+/// `0` octal; a leading `-` negates, as strtoull does.
+fn parse_u64(s: &[u8]) -> Option<u64> {
+    let (neg, s) = match s.strip_prefix(b"-") {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix(b"+").unwrap_or(s)),
+    };
+    let s = std::str::from_utf8(s).ok()?;
+    let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()?
+    } else if s.len() > 1 && s.starts_with('0') {
+        u64::from_str_radix(&s[1..], 8).ok()?
+    } else {
+        s.parse().ok()?
+    };
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+/// `KERNEL_VERSION(a, b, c)` of a release such as `6.18.44-fc-v657`
+/// (libbpf clamps the third number to 255); 0 when it does not parse.
+pub fn kernel_version_of(release: &[u8]) -> u64 {
+    let mut nums = [0u64; 3];
+    let mut rest = release;
+    for (i, n) in nums.iter_mut().enumerate() {
+        let len = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+        if len == 0 || len > 9 {
+            return 0;
+        }
+        *n = std::str::from_utf8(&rest[..len])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        rest = &rest[len..];
+        if i < 2 {
+            match rest.strip_prefix(b".") {
+                Some(r) => rest = r,
+                None => return 0,
+            }
+        }
+    }
+    (nums[0] << 16) + (nums[1] << 8) + nums[2].min(255)
+}

@@ -1,0 +1,283 @@
+//! What needs the kernel's BTF ([`Object::resolve_btf`]: attach targets,
+//! CO-RE relocations, typed ksyms, kfuncs, `.kconfig` values), and writing
+//! everything into the layouts ([`Object::relocate`]).
+
+use std::sync::{Arc, OnceLock};
+
+use super::core::{self, Cands};
+use super::externs::{self, KernelFacts};
+use super::{reloc, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
+use crate::btf::KernelBtf;
+use crate::error::{Error, Result, INVALID};
+
+/// `LINUX_*` values of the running kernel, probed once per process.
+struct RunningKernel<'k> {
+    kernel: &'k KernelBtf,
+}
+
+impl KernelFacts for RunningKernel<'_> {
+    fn kernel_version(&self) -> u64 {
+        static V: OnceLock<u64> = OnceLock::new();
+        *V.get_or_init(|| {
+            // Ubuntu's release is not the version the kernel checks: libbpf
+            // reads /proc/version_signature ("Ubuntu 5.4.0-12.15-generic
+            // 5.4.8") first.
+            if let Ok(sig) = std::fs::read("/proc/version_signature") {
+                if let Some(last) = sig
+                    .split(|c| c.is_ascii_whitespace())
+                    .filter(|w| !w.is_empty())
+                    .nth(2)
+                {
+                    let v = externs::kernel_version_of(last);
+                    if v != 0 {
+                        return v;
+                    }
+                }
+            }
+            crate::base::sys::kernel_release().map_or(0, |r| externs::kernel_version_of(&r))
+        })
+    }
+
+    fn has_bpf_cookie(&self) -> bool {
+        // libbpf's probe: a kprobe program calling bpf_get_attach_cookie
+        // (helper 174) loads.
+        static V: OnceLock<bool> = OnceLock::new();
+        *V.get_or_init(|| {
+            const PROG_TYPE_KPROBE: u32 = 2;
+            let call = [0x85, 0, 0, 0, 174, 0, 0, 0];
+            let exit = [0x95, 0, 0, 0, 0, 0, 0, 0];
+            crate::base::sys::bpf::prog_loads(PROG_TYPE_KPROBE, &[call, exit])
+        })
+    }
+
+    fn has_syscall_wrapper(&self) -> bool {
+        // libbpf opens a kprobe on __<arch>_sys_bpf: it needs the kprobe
+        // PMU and the wrapper function.
+        let prefix = match std::env::consts::ARCH {
+            "x86_64" => "x64",
+            "aarch64" => "arm64",
+            "s390x" => "s390x",
+            "riscv64" => "riscv",
+            "powerpc64" => "powerpc",
+            _ => return false,
+        };
+        let pmu = std::path::Path::new("/sys/bus/event_source/devices/kprobe/type").exists();
+        let name = format!("__{prefix}_sys_bpf");
+        pmu && self
+            .kernel
+            .symbols()
+            .is_ok_and(|t| t.lookup(name.as_bytes()).is_ok())
+    }
+}
+
+impl Object {
+    /// Everything that needs the kernel's BTF, for every program and alias,
+    /// in one call: attach targets, CO-RE relocations (each instruction
+    /// once, however many layouts and aliases hold it), typed ksyms and
+    /// kfuncs (BTF ids, module BTF fds, the fd array), `.kconfig` values
+    /// (the `.kconfig` map's initial value). Every part is tried; the first
+    /// failure is returned, and relocate reports a CO-RE or extern failure
+    /// again.
+    pub fn resolve_btf(&mut self, kernel: &Arc<KernelBtf>) -> Result<()> {
+        let mut first: Option<Error> = None;
+        if let Err(e) = self.resolve_attach(kernel) {
+            first.get_or_insert(e);
+        }
+        if let Some(local) = &self.local_btf {
+            let mut cands = Cands::default();
+            for (i, site) in self.core_sites.iter_mut().enumerate() {
+                if !site.used {
+                    continue;
+                }
+                let r = core::resolve(local, kernel, &site.rec, &mut cands, &site.owner, i);
+                if let Err(e) = &r {
+                    first.get_or_insert_with(|| e.clone());
+                }
+                site.res = Some(r);
+            }
+        }
+        let externs = match &self.local_btf {
+            Some(local) => externs::resolve_btf(&mut self.externs, local, kernel),
+            None => Ok(Vec::new()),
+        };
+        let kconfig = match (&externs, self.kconfig_map) {
+            (Ok(_), Some(m)) => {
+                let facts = RunningKernel { kernel };
+                externs::kconfig_values(
+                    &mut self.externs,
+                    || Ok(kernel.kconfig()?.to_vec()),
+                    &facts,
+                )
+                .map(|data| self.maps[m].initial_value = Some(data))
+            }
+            _ => Ok(()),
+        };
+        self.btf_error = None;
+        match externs.and_then(|fds| kconfig.map(|_| fds)) {
+            Ok(fds) => self.fd_array = fds,
+            Err(e) => {
+                first.get_or_insert_with(|| e.clone());
+                self.btf_error = Some(e);
+            }
+        }
+        self.btf_kernel = Some(kernel.clone());
+        self.relocated = false;
+        self.note_results();
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes what resolve_btf found into the relocations the C API shows.
+    fn note_results(&mut self) {
+        let sites = &self.core_sites;
+        let externs = &self.externs;
+        for l in &mut self.layouts {
+            let mut core = l.core.iter();
+            for r in &mut l.relocs {
+                match r.kind {
+                    RelocKind::Core => {
+                        let Some(&(_, site)) = core.next() else {
+                            continue;
+                        };
+                        (r.addend, r.flags) = match &sites[site].res {
+                            Some(Ok(res)) if res.res.poison => (0, RELOC_RESOLVED | RELOC_POISONED),
+                            Some(Ok(res)) => (res.res.new_val as i64, RELOC_RESOLVED),
+                            _ => (0, 0),
+                        };
+                    }
+                    RelocKind::KsymBtf | RelocKind::Kfunc => {
+                        let x = &externs[r.target];
+                        r.addend = x.btf_id as i64;
+                        r.flags = if x.resolved { RELOC_RESOLVED } else { 0 };
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// The first reason the layouts cannot be written: a step not taken
+    /// (resolve_ksyms, resolve_btf, a map fd) or a relocation that failed.
+    fn check_ready(&self) -> Result<()> {
+        let needs_btf = |k: RelocKind| {
+            matches!(
+                k,
+                RelocKind::Core | RelocKind::KsymBtf | RelocKind::Kfunc | RelocKind::Kconfig
+            )
+        };
+        // Kernel BTF first, then every map, then every untyped extern: the
+        // first problem reported is the same whatever the order of the
+        // relocations.
+        for l in &self.layouts {
+            let owner = self.programs[l.owner].name.to_string_lossy();
+            if let Some(r) = l.relocs.iter().find(|r| needs_btf(r.kind)) {
+                if self.btf_kernel.is_none() {
+                    let what = match r.kind {
+                        RelocKind::Core => "a CO-RE relocation",
+                        RelocKind::KsymBtf => "a typed __ksym",
+                        RelocKind::Kfunc => "a kfunc call",
+                        _ => "a .kconfig extern",
+                    };
+                    return Err(Error::new(
+                        INVALID,
+                        format!(
+                            "program `{owner}`, instruction {}: {what} (`{}`) needs the kernel's BTF: \
+                             call ksym_bpf_object_resolve_btf first",
+                            r.insn_idx,
+                            r.symbol.to_string_lossy()
+                        ),
+                    ));
+                }
+                if let Some(e) = &self.btf_error {
+                    return Err(e.clone().context("ksym_bpf_object_resolve_btf failed"));
+                }
+            }
+            for &(fi, site) in &l.core {
+                let s = &self.core_sites[site];
+                match &s.res {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(e.clone()),
+                    None => {
+                        return Err(Error::new(
+                            INVALID,
+                            format!(
+                                "program `{owner}`, instruction {fi}: CO-RE relocation {} is not \
+                                 resolved: call ksym_bpf_object_resolve_btf",
+                                s.text.to_string_lossy()
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        for l in &self.layouts {
+            let owner = self.programs[l.owner].name.to_string_lossy();
+            for r in &l.relocs {
+                let map = match r.kind {
+                    RelocKind::MapFd | RelocKind::MapValue => Some(r.target),
+                    RelocKind::Kconfig => self.kconfig_map,
+                    _ => None,
+                };
+                if let Some(m) = map.filter(|&m| self.maps[m].fd.is_none()) {
+                    return Err(Error::new(
+                        INVALID,
+                        format!(
+                            "program `{owner}`, instruction {}: map `{}` has no fd: create it and call \
+                             ksym_bpf_object_set_map_fd",
+                            r.insn_idx,
+                            self.maps[m].name.to_string_lossy()
+                        ),
+                    ));
+                }
+            }
+        }
+        if !self.ksyms_resolved {
+            for l in &self.layouts {
+                let owner = self.programs[l.owner].name.to_string_lossy();
+                if let Some(r) = l.relocs.iter().find(|r| r.kind == RelocKind::Ksym) {
+                    return Err(Error::new(
+                        INVALID,
+                        format!(
+                            "program `{owner}`, instruction {}: extern `{}` is not resolved: call \
+                             ksym_bpf_object_resolve_ksyms first",
+                            r.insn_idx,
+                            r.symbol.to_string_lossy()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes CO-RE results, map fds, data-section values, kernel
+    /// addresses and BTF ids into every layout, starting from its pristine
+    /// copy: it can be called again after changing fds. Needs an fd for
+    /// every map a program uses, [`Object::resolve_ksyms`] if a program
+    /// uses untyped externs, [`Object::resolve_btf`] if it has CO-RE
+    /// relocations, typed ksyms, kfunc calls or `.kconfig` externs.
+    pub fn relocate(&mut self) -> Result<()> {
+        self.relocated = false;
+        self.check_ready()?;
+        for li in 0..self.layouts.len() {
+            let l = &mut self.layouts[li];
+            l.insns.clear();
+            l.insns.extend_from_slice(&l.base);
+            let owner = self.programs[l.owner].name.to_string_lossy();
+            for &(fi, site) in &l.core {
+                let s = &self.core_sites[site];
+                let Some(Ok(r)) = &s.res else { continue };
+                let what = format!(
+                    "program `{owner}`, instruction {fi}: CO-RE relocation {}",
+                    s.text.to_string_lossy()
+                );
+                core::patch(&mut l.insns, fi, &r.res, &what)?;
+            }
+            reloc::patch(l, &self.maps, &self.externs, self.kconfig_map);
+        }
+        self.relocated = true;
+        Ok(())
+    }
+}
