@@ -87,11 +87,13 @@ $(BUILD)/count_bpf.h: tools/bpf/count.bpf.o
 
 # Real kernel data (tests/data/*.gz) unpacked for the demo and the bench.
 testdata: $(BUILD)/testdata/.stamp
-$(BUILD)/testdata/.stamp: $(shell find tests/data -name '*.gz')
+$(BUILD)/testdata/.stamp: $(shell find tests/data -name '*.gz') tests/data/bpf-selftests-6.1/objects.tar.xz
 	@for f in $$(cd tests/data && find . -name '*.gz'); do \
 	    mkdir -p $(BUILD)/testdata/$$(dirname $$f); \
 	    gzip -dc tests/data/$$f > $(BUILD)/testdata/$${f%.gz}; \
 	done
+	@rm -rf $(BUILD)/testdata/bpf-selftests-6.1 && mkdir -p $(BUILD)/testdata/bpf-selftests-6.1 && \
+	    xz -dc tests/data/bpf-selftests-6.1/objects.tar.xz | tar -xf - -C $(BUILD)/testdata/bpf-selftests-6.1
 	@touch $@
 
 header:

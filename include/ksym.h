@@ -131,6 +131,13 @@
 #define KSYM_ATTACH_XDP_FRAGS 2
 
 /**
+ * ksym_bpf_attach.flags: the section starts with `?` (`SEC("?tc")`):
+ * libbpf does not load the program unless asked (its autoload is off);
+ * the program type is the section's without the `?` (0.2).
+ */
+#define KSYM_ATTACH_OPTIONAL 4
+
+/**
  * What a module is (ksym_module_info.kind).
  */
 enum ksym_module_kind {
@@ -579,10 +586,29 @@ struct ksym_bpf_map_info {
      */
     uint32_t reserved;
     /**
-     * Data sections: initial contents (NULL for .bss and `.maps` maps).
+     * Data sections: initial contents (NULL for .bss and `.maps` maps);
+     * `.kconfig`: its values, after ksym_bpf_object_resolve_btf.
      */
     const void *initial_value;
     size_t initial_value_size;
+    /**
+     * BPF_MAP_CREATE's btf_key_type_id and btf_value_type_id (with the fd
+     * of ksym_bpf_object_btf loaded): the `__type(key, ...)` and
+     * `__type(value, ...)` types, a data section's DATASEC (0.2). Map
+     * types that take no BTF (perf event arrays, sockmaps...) ignore
+     * them, as libbpf does.
+     */
+    uint32_t btf_key_type_id;
+    uint32_t btf_value_type_id;
+    /**
+     * `__uint(map_extra, ...)` (bloom filters) and `__uint(numa_node, ...)` (0.2).
+     */
+    uint64_t map_extra;
+    uint32_t numa_node;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved2;
 };
 
 /**

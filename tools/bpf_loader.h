@@ -36,6 +36,7 @@ enum {
     KL_OBJ_GET_INFO_BY_FD = 15,
     KL_RAW_TRACEPOINT_OPEN = 17,
     KL_BTF_LOAD = 18,
+    KL_MAP_FREEZE = 22,
     KL_LINK_CREATE = 28,
     KL_ENABLE_STATS = 32,
 };
@@ -47,6 +48,12 @@ enum {
 #define KL_PROG_TRACING 26
 #define KL_PROG_EXT 28
 #define KL_PROG_LSM 29
+/* enum bpf_map_type values the loader treats specially. */
+#define KL_MAP_PERF_EVENT_ARRAY 4
+
+/* map_flags: BPF_F_RDONLY_PROG */
+#define KL_F_RDONLY_PROG (1U << 7)
+
 /* prog_flags */
 #define KL_F_SLEEPABLE (1U << 4)
 #define KL_F_XDP_HAS_FRAGS (1U << 5)
@@ -142,6 +149,44 @@ static inline long kl_bpf(int cmd, void *attr, unsigned int size)
 static inline uint64_t kl_ptr(const void *p)
 {
     return (uint64_t)(uintptr_t)p;
+}
+
+/* Possible CPUs (/sys/devices/system/cpu/possible, "0-3,8-11"), as
+ * libbpf counts them; 1 if unreadable. */
+static inline int kl_possible_cpus(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+    int n = 0, a, b;
+    char sep;
+    if (!f)
+        return 1;
+    while (fscanf(f, "%d", &a) == 1) {
+        b = a;
+        if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+            if (fscanf(f, "%d", &b) != 1)
+                break;
+            if (fscanf(f, "%c", &sep) != 1)
+                sep = 0;
+        }
+        n += b - a + 1;
+        if (sep != ',')
+            break;
+    }
+    fclose(f);
+    return n > 0 ? n : 1;
+}
+
+/* Map types the kernel creates without BTF key/value types: libbpf clears
+ * them for these (perf event, cgroup and stack trace arrays, maps of maps,
+ * dev/cpu/xsk maps, sockmaps, queues, stacks). */
+static inline int kl_map_takes_btf(uint32_t type)
+{
+    switch (type) {
+    case 4: case 7: case 8: case 12: case 13: case 14: case 15: case 16: case 17: case 18: case 22: case 23: case 25:
+        return 0;
+    default:
+        return 1;
+    }
 }
 
 /* Can this process load BPF programs? 0 if so, else -errno. */
@@ -244,10 +289,10 @@ static inline void kl_object_name(char out[16], const char *name)
 }
 
 /*
- * Loads the object's BTF, creates its maps (data sections get their
- * initial values), resolves its externs through `cache` (may be NULL) and,
- * when `btf` is not NULL, everything that needs kernel BTF (attach
- * targets), then relocates. Returns 0, or the negative libksym/-errno code
+ * Loads the object's BTF, resolves its externs through `cache` (may be
+ * NULL) and, when `btf` is not NULL, everything that needs kernel BTF
+ * (attach targets, CO-RE, typed ksyms, kfuncs, .kconfig), creates its maps
+ * (data sections and .kconfig get their initial values), then relocates. Returns 0, or the negative libksym/-errno code
  * of the step that failed (a message in `why`). `l` is set up for
  * kl_load_prog either way: kl_unload it.
  */
@@ -282,18 +327,32 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
         memset(&a, 0, sizeof(a));
         a.btf = kl_ptr(obj_btf);
         a.btf_size = (uint32_t)btf_size;
-        a.btf_log_buf = kl_ptr(log);
-        a.btf_log_size = sizeof(log);
-        a.btf_log_level = 1;
         log[0] = 0;
         long fd = kl_bpf(KL_BTF_LOAD, &a, sizeof(a));
         if (fd < 0) {
             err = -errno;
-            snprintf(why, why_size, "BPF_BTF_LOAD: %s\n%s", strerror(errno), log);
+            /* Again with the kernel's log, to say why. */
+            a.btf_log_buf = kl_ptr(log);
+            a.btf_log_size = sizeof(log);
+            a.btf_log_level = 1;
+            if (kl_bpf(KL_BTF_LOAD, &a, sizeof(a)) >= 0)
+                log[0] = 0;
+            snprintf(why, why_size, "BPF_BTF_LOAD: %s\n%.4000s", strerror(errno), log);
             return err;
         }
         l->btf_fd = (int)fd;
     }
+    /* Externs and kernel BTF before the maps: resolve_btf fills in the
+     * .kconfig map's initial value. A program whose attach target is not
+     * in this kernel does not stop the others (as with libbpf, it fails
+     * when loaded): resolve_btf's message is kept in `why`, and relocate
+     * reports what stops relocation. */
+    if ((err = ksym_bpf_object_resolve_ksyms(obj, cache)) != 0) {
+        snprintf(why, why_size, "%s", ksym_last_error_message());
+        return err;
+    }
+    if (btf && ksym_bpf_object_resolve_btf(obj, btf) != 0)
+        snprintf(why, why_size, "%s", ksym_last_error_message());
     for (size_t i = 0; i < l->nmaps; i++) {
         struct ksym_bpf_map_info m = { .sz = sizeof(m) };
         struct kl_map_create a;
@@ -307,8 +366,23 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
         a.value_size = m.value_size;
         a.max_entries = m.max_entries;
         a.map_flags = m.map_flags;
+        a.map_extra = m.map_extra;
+        a.numa_node = m.numa_node;
+        /* A perf event array sized 0 gets one slot per possible CPU, as libbpf does. */
+        if (m.type == KL_MAP_PERF_EVENT_ARRAY && !a.max_entries)
+            a.max_entries = (uint32_t)kl_possible_cpus();
         kl_object_name(a.map_name, m.name);
+        if (l->btf_fd >= 0 && kl_map_takes_btf(m.type)) {
+            a.btf_fd = (uint32_t)l->btf_fd;
+            a.btf_key_type_id = m.btf_key_type_id;
+            a.btf_value_type_id = m.btf_value_type_id;
+        }
         long fd = kl_bpf(KL_MAP_CREATE, &a, sizeof(a));
+        if (fd < 0 && (a.btf_key_type_id || a.btf_value_type_id)) {
+            /* Retry without BTF, as libbpf does. */
+            a.btf_fd = a.btf_key_type_id = a.btf_value_type_id = 0;
+            fd = kl_bpf(KL_MAP_CREATE, &a, sizeof(a));
+        }
         if (fd < 0) {
             err = -errno;
             snprintf(why, why_size, "BPF_MAP_CREATE `%s`: %s", m.name, strerror(errno));
@@ -321,14 +395,23 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
                 snprintf(why, why_size, "initial value of `%s`: %s", m.name, strerror(-err));
                 return err;
             }
+            /* .rodata and .kconfig (read-only to programs) are frozen, as
+             * libbpf does: the verifier then knows their values. */
+            if (m.map_flags & KL_F_RDONLY_PROG) {
+                uint32_t freeze[1] = { (uint32_t)fd };
+                if (kl_bpf(KL_MAP_FREEZE, freeze, sizeof(freeze)) < 0) {
+                    err = -errno;
+                    snprintf(why, why_size, "BPF_MAP_FREEZE `%s`: %s", m.name, strerror(errno));
+                    return err;
+                }
+            }
         }
         if ((err = ksym_bpf_object_set_map_fd(obj, i, (int)fd)) != 0) {
             snprintf(why, why_size, "%s", ksym_last_error_message());
             return err;
         }
     }
-    if ((err = ksym_bpf_object_resolve_ksyms(obj, cache)) != 0 ||
-        (btf && (err = ksym_bpf_object_resolve_btf(obj, btf)) != 0) || (err = ksym_bpf_object_relocate(obj)) != 0) {
+    if ((err = ksym_bpf_object_relocate(obj)) != 0) {
         snprintf(why, why_size, "%s", ksym_last_error_message());
         return err;
     }
@@ -365,10 +448,10 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
         a.prog_flags |= KL_F_XDP_HAS_FRAGS;
     a.insns = kl_ptr(insns);
     a.insn_cnt = (uint32_t)cnt;
+    size_t nfds = 0;
+    const int *fds = ksym_bpf_program_fd_array(obj, i, &nfds);
+    a.fd_array = kl_ptr(fds); /* module BTF fds of kfunc calls, NULL if none */
     a.license = kl_ptr(ksym_bpf_object_license(obj));
-    a.log_buf = kl_ptr(log);
-    a.log_size = sizeof(log);
-    a.log_level = 1;
     kl_object_name(a.prog_name, p.name);
     if (l->btf_fd >= 0) {
         const void *fi = ksym_bpf_program_func_info(obj, i, &frs, &fcnt);
@@ -381,9 +464,19 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
         a.line_info_rec_size = (uint32_t)lrs;
         a.line_info_cnt = (uint32_t)lcnt;
     }
-    log[0] = 0;
+    /* No verifier log first, as libbpf: a big program's log overflows any
+     * buffer (ENOSPC). The log only to say why, when asked. */
     long fd = kl_bpf(KL_PROG_LOAD, &a, sizeof(a));
     l->prog_fds[i] = fd < 0 ? -errno : (int)fd;
+    log[0] = 0;
+    if (fd < 0 && report) {
+        a.log_buf = kl_ptr(log);
+        a.log_size = sizeof(log);
+        a.log_level = 1;
+        long again = kl_bpf(KL_PROG_LOAD, &a, sizeof(a));
+        if (again >= 0)
+            close((int)again);
+    }
     if (report) {
         if (fd >= 0)
             fprintf(report, "  %-24s loaded: %zu insns, %zu func_info, %zu line_info, verifier OK\n", p.name, cnt,

@@ -27,6 +27,8 @@ pub(super) struct Attach {
     /// section's.
     set: Option<Box<Named>>,
     resolved: Option<Box<Resolved>>,
+    /// The section starts with `?` (libbpf's autoload off).
+    optional: bool,
 }
 
 /// A target as a query (`module`name`), and as shown before resolution.
@@ -84,15 +86,19 @@ pub struct AttachInfo<'a> {
     pub module: Option<&'a CStr>,
     /// Kernel address of a function target (after resolution).
     pub addr: u64,
-    /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`].
+    /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`], [`section::OPTIONAL`].
     pub flags: u32,
 }
 
 impl Attach {
     /// The attach state a section gives.
     pub(super) fn of_section(sec: &[u8]) -> Attach {
+        let optional = sec.starts_with(b"?");
         let Some((def, extra)) = section::lookup(sec) else {
-            return Attach::default();
+            return Attach {
+                optional,
+                ..Default::default()
+            };
         };
         let section = match (def.target, extra) {
             (Some(kind), Some(text)) => {
@@ -103,6 +109,7 @@ impl Attach {
         Attach {
             def: Some(def),
             section,
+            optional,
             ..Default::default()
         }
     }
@@ -134,7 +141,7 @@ impl Object {
                 target: None,
                 module: None,
                 addr: 0,
-                flags: 0,
+                flags: if a.optional { section::OPTIONAL } else { 0 },
             });
         };
         let named = a.set.as_deref().or(a.section.as_deref());
@@ -146,7 +153,7 @@ impl Object {
             target: named.map(|n| n.name.as_c_str()),
             module: named.and_then(|n| n.module.as_deref()),
             addr: 0,
-            flags: def.load_flags(),
+            flags: def.load_flags() | if a.optional { section::OPTIONAL } else { 0 },
         };
         if let Some(r) = &a.resolved {
             info.target = Some(r.name());

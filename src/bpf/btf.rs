@@ -422,6 +422,11 @@ pub struct MapDef {
     pub value_size: u32,
     pub max_entries: u32,
     pub map_flags: u32,
+    /// `__type(key, T)`: T's id (0 with `__uint(key_size, N)`).
+    pub key_type_id: u32,
+    pub value_type_id: u32,
+    pub map_extra: u64,
+    pub numa_node: u32,
 }
 
 impl Btf {
@@ -437,14 +442,16 @@ impl Btf {
         }
     }
 
-    /// `__type(name, T)` is `typeof(T) *name`: the size of T.
-    fn type_field_size(&self, member_ty: u32) -> Option<u32> {
+    /// `__type(name, T)` is `typeof(T) *name`: T's id and size.
+    fn type_field(&self, member_ty: u32) -> Option<(u32, u32)> {
         let ptr = self.get(self.skip_mods(member_ty))?;
         if ptr.kind() != KIND_PTR {
             return None;
         }
-        self.size_of(ptr.size_type)
-            .and_then(|s| u32::try_from(s).ok())
+        let size = self
+            .size_of(ptr.size_type)
+            .and_then(|s| u32::try_from(s).ok())?;
+        Some((ptr.size_type, size))
     }
 
     /// The map defined by the `.maps` VAR `var_id`.
@@ -469,8 +476,8 @@ impl Btf {
                     Error::format(format!("map `{name}`: field `{field}` is not __uint(...)"))
                 })
             };
-            let sized = || {
-                self.type_field_size(m[1]).ok_or_else(|| {
+            let typed = || {
+                self.type_field(m[1]).ok_or_else(|| {
                     Error::format(format!(
                         "map `{name}`: cannot size the type of field `{field}`"
                     ))
@@ -482,9 +489,11 @@ impl Btf {
                 "map_flags" => d.map_flags = uint()?,
                 "key_size" => d.key_size = uint()?,
                 "value_size" => d.value_size = uint()?,
-                "key" => d.key_size = sized()?,
-                "value" => d.value_size = sized()?,
-                "numa_node" | "pinning" | "map_extra" => {
+                "key" => (d.key_type_id, d.key_size) = typed()?,
+                "value" => (d.value_type_id, d.value_size) = typed()?,
+                "map_extra" => d.map_extra = uint()? as u64,
+                "numa_node" => d.numa_node = uint()?,
+                "pinning" => {
                     uint()?;
                 }
                 "values" => {
@@ -676,6 +685,8 @@ mod tests {
                 map_type: 5,
                 max_entries: 5,
                 value_size: 8,
+                // `__type(value, ...)` points at [5], the 8-byte int.
+                value_type_id: 5,
                 ..Default::default()
             }
         );

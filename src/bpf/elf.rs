@@ -263,6 +263,10 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 value_size: def.value_size,
                 max_entries: def.max_entries,
                 map_flags: def.map_flags,
+                btf_key_type_id: def.key_type_id,
+                btf_value_type_id: def.value_type_id,
+                map_extra: def.map_extra,
+                numa_node: def.numa_node,
                 initial_value: None,
                 fd: None,
             });
@@ -290,6 +294,10 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 } else {
                     0
                 },
+                btf_key_type_id: 0,
+                btf_value_type_id: btf.as_ref().and_then(|b| b.datasec(s.name)).unwrap_or(0),
+                map_extra: 0,
+                numa_node: 0,
                 initial_value: (s.sh_type != E::SHT_NOBITS).then(|| s.data.to_vec()),
                 fd: None,
             });
@@ -323,6 +331,13 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 value_size: externs::kconfig_size(&externs),
                 max_entries: 1,
                 map_flags: BPF_F_RDONLY_PROG,
+                btf_key_type_id: 0,
+                btf_value_type_id: btf
+                    .as_ref()
+                    .and_then(|b| b.datasec(b".kconfig"))
+                    .unwrap_or(0),
+                map_extra: 0,
+                numa_node: 0,
                 initial_value: Some(vec![0; externs::kconfig_size(&externs) as usize]),
                 fd: None,
             });
@@ -694,9 +709,31 @@ fn loadable_btf(
                     };
                 }
             }
-            vars.sort_by_key(|v| v[1]);
         }
+        // The kernel wants each DATASEC's entries by offset (libbpf sorts
+        // every one, `.kconfig` included).
+        vars.sort_by_key(|v| v[1]);
         b.types[ds as usize].extra = Extra::Datasec(vars);
+    }
+    // Hidden subprograms (`__hidden`, as in usdt.bpf.h) are static to the
+    // verifier: checked with their callers, not alone (libbpf's
+    // mark_btf_static).
+    let text = secs.iter().position(|s| s.name == b".text");
+    for sym in syms.iter().filter(|s| {
+        s.ty == E::STT_FUNC
+            && s.bind != E::STB_LOCAL
+            && (s.vis == E::STV_HIDDEN || s.vis == E::STV_INTERNAL)
+            && Some(s.shndx as usize) == text
+    }) {
+        let hit = (1..b.types.len()).find(|&i| {
+            let t = &b.types[i];
+            t.kind() == btf::KIND_FUNC
+                && t.vlen() == btf::FUNC_GLOBAL
+                && b.str(t.name_off) == sym.name
+        });
+        if let Some(i) = hit {
+            b.types[i].info = (btf::KIND_FUNC << 24) | btf::FUNC_STATIC;
+        }
     }
     // Any extern left (a function declared but never defined): global.
     for t in b.types.iter_mut().skip(1) {

@@ -119,6 +119,12 @@ pub struct Map {
     pub value_size: u32,
     pub max_entries: u32,
     pub map_flags: u32,
+    /// The key's and value's types in the object's BTF (0: none); a data
+    /// section's value is its DATASEC.
+    pub btf_key_type_id: u32,
+    pub btf_value_type_id: u32,
+    pub map_extra: u64,
+    pub numa_node: u32,
     /// Data sections: initial contents (`None` for `.bss`).
     pub initial_value: Option<Vec<u8>>,
     pub fd: Option<i32>,

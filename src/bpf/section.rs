@@ -114,8 +114,11 @@ pub mod attach {
 pub const SLEEPABLE: u32 = 1;
 /// The XDP program handles fragments (`BPF_F_XDP_HAS_FRAGS` at load).
 pub const XDP_FRAGS: u32 = 2;
-/// The target is a BTF id (`attach_btf_id` at load).
-const ATTACH_BTF: u32 = 4;
+/// The section starts with `?`: libbpf does not load the program unless
+/// asked (its autoload is off).
+pub const OPTIONAL: u32 = 4;
+/// The target is a BTF id (`attach_btf_id` at load); internal.
+const ATTACH_BTF: u32 = 1 << 8;
 
 /// One of libbpf's section definitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -554,6 +557,8 @@ fn matches(def: &str, sec: &[u8]) -> bool {
 /// The definition of section `sec` and what follows its `/` (the target
 /// text of `+` definitions; `None` when there is none).
 pub fn lookup(sec: &[u8]) -> Option<(&'static SectionDef, Option<&[u8]>)> {
+    // `?sec` is `sec` with autoload off (libbpf forgets the `?`).
+    let sec = sec.strip_prefix(b"?").unwrap_or(sec);
     let def = SECTION_DEFS.iter().find(|d| matches(d.sec, sec))?;
     let extra = def
         .sec

@@ -62,9 +62,22 @@ pub struct ksym_bpf_map_info {
     pub map_flags: u32,
     /// Reserved: written zero.
     pub reserved: u32,
-    /// Data sections: initial contents (NULL for .bss and `.maps` maps).
+    /// Data sections: initial contents (NULL for .bss and `.maps` maps);
+    /// `.kconfig`: its values, after ksym_bpf_object_resolve_btf.
     pub initial_value: *const c_void,
     pub initial_value_size: usize,
+    /// BPF_MAP_CREATE's btf_key_type_id and btf_value_type_id (with the fd
+    /// of ksym_bpf_object_btf loaded): the `__type(key, ...)` and
+    /// `__type(value, ...)` types, a data section's DATASEC (0.2). Map
+    /// types that take no BTF (perf event arrays, sockmaps...) ignore
+    /// them, as libbpf does.
+    pub btf_key_type_id: u32,
+    pub btf_value_type_id: u32,
+    /// `__uint(map_extra, ...)` (bloom filters) and `__uint(numa_node, ...)` (0.2).
+    pub map_extra: u64,
+    pub numa_node: u32,
+    /// Reserved: written zero.
+    pub reserved2: u32,
 }
 
 /// What an extern is (`ksym_bpf_extern_info.kind`).
@@ -392,6 +405,11 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             reserved: 0,
             initial_value: iv,
             initial_value_size: ivs,
+            btf_key_type_id: m.btf_key_type_id,
+            btf_value_type_id: m.btf_value_type_id,
+            map_extra: m.map_extra,
+            numa_node: m.numa_node,
+            reserved2: 0,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
@@ -750,6 +768,15 @@ pub const KSYM_ATTACH_SLEEPABLE: c_uint = 1;
 /// ksym_bpf_attach.flags: an XDP program that handles fragments
 /// (BPF_F_XDP_HAS_FRAGS; added to the contract).
 pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
+/// ksym_bpf_attach.flags: the section starts with `?` (`SEC("?tc")`):
+/// libbpf does not load the program unless asked (its autoload is off);
+/// the program type is the section's without the `?` (0.2).
+pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
+const _: () = assert!(
+    KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
+        && KSYM_ATTACH_XDP_FRAGS == crate::bpf::section::XDP_FRAGS
+        && KSYM_ATTACH_OPTIONAL == crate::bpf::section::OPTIONAL
+);
 
 /// Where a program or alias attaches (output struct: set `sz`).
 #[repr(C)]

@@ -1,0 +1,292 @@
+/*
+ * Differential test against libbpf on real objects nobody here wrote: the
+ * kernel's BPF selftests (tests/data/bpf-selftests-6.1, built by
+ * tools/corpus/build.sh). For every program that libbpf (libbpf-dev) loads
+ * on this kernel:
+ *   - libksym's final instructions equal libbpf's (bpf_program__insns after
+ *     bpf_object__load), libksym given libbpf's map fds so that every byte
+ *     compares: CO-RE, typed ksyms, kfuncs, .kconfig, subprograms, maps;
+ *   - the program loads through the bundled loader (tools/bpf_loader.h),
+ *     which creates the maps itself from what libksym says of them.
+ * The counts are printed (the README reports them). libbpf is given each
+ * object whole first; when that fails (a program this kernel refuses), one
+ * program at a time, the others not autoloaded.
+ */
+#define _GNU_SOURCE
+#include "../check.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "../../tools/bpf_loader.h"
+
+static struct ksym_cache *cache;
+static struct ksym_btf *kbtf;
+static int verbose;
+
+static size_t n_objects, n_programs, n_libbpf_loaded, n_identical, n_bundled;
+static size_t n_ksym_open_fail, n_libbpf_open_fail;
+/* What libksym and its loader do not do yet, each checked to fail for
+ * that reason and no other (README: "Not done"). */
+static size_t n_map_in_map, n_struct_ops;
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    if (verbose && level != LIBBPF_DEBUG)
+        return vfprintf(stderr, fmt, ap);
+    return 0;
+}
+
+/* libksym's view of one object, relocated with the fds of `lb`'s maps. */
+struct ksym_side {
+    struct ksym_bpf_object *o;
+    int resolve_err; /* resolve_ksyms / resolve_btf */
+    char why[512];
+};
+
+static void ksym_side_open(struct ksym_side *k, const char *path)
+{
+    memset(k, 0, sizeof(*k));
+    k->o = ksym_bpf_object_open(path);
+    if (!k->o) {
+        snprintf(k->why, sizeof(k->why), "open: %s", ksym_last_error_message());
+        return;
+    }
+    /* A program whose attach target this kernel lacks makes resolve_btf
+     * fail for it, not for the others: relocate is the judge. */
+    if ((k->resolve_err = ksym_bpf_object_resolve_ksyms(k->o, cache)) != 0)
+        snprintf(k->why, sizeof(k->why), "%s", ksym_last_error_message());
+    else if (ksym_bpf_object_resolve_btf(k->o, kbtf) != 0)
+        snprintf(k->why, sizeof(k->why), "%s", ksym_last_error_message());
+}
+
+/* Compares program `name` of loaded libbpf object `lb` with libksym's. */
+static void compare(const char *file, struct bpf_object *lb, struct bpf_program *lp, struct ksym_side *k)
+{
+    const char *name = bpf_program__name(lp);
+    const struct bpf_insn *want = bpf_program__insns(lp);
+    size_t want_cnt = bpf_program__insn_cnt(lp);
+    n_libbpf_loaded++;
+    if (!k->o && strstr(k->why, "maps of maps")) {
+        n_map_in_map++;
+        return;
+    }
+    if (!k->o || k->resolve_err) {
+        fprintf(stderr, "DIFF %s %s: libbpf loads it, libksym: %s\n", file, name, k->why);
+        CHECK(0);
+        return;
+    }
+    size_t nmaps = ksym_bpf_object_map_count(k->o);
+    for (size_t m = 0; m < nmaps; m++) {
+        struct ksym_bpf_map_info mi = { .sz = sizeof(mi) };
+        CHECK(ksym_bpf_map_info(k->o, m, &mi) == 0);
+        struct bpf_map *bm = bpf_object__find_map_by_name(lb, mi.name);
+        int fd = bm ? bpf_map__fd(bm) : -1;
+        /* A map libbpf did not create: any distinct value shows its uses. */
+        CHECK(ksym_bpf_object_set_map_fd(k->o, m, fd >= 0 ? fd : 30000 + (int)m) == 0);
+    }
+    size_t idx = 0, cnt = 0;
+    if (ksym_bpf_object_find_program(k->o, name, &idx) != 0 || ksym_bpf_object_relocate(k->o) != 0) {
+        fprintf(stderr, "DIFF %s %s: libbpf loads it, libksym: %s (resolve_btf: %s)\n", file, name,
+                ksym_last_error_message(), k->why);
+        CHECK(0);
+        return;
+    }
+    const struct ksym_bpf_insn *got = ksym_bpf_program_insns(k->o, idx, &cnt);
+    CHECK(got != NULL);
+    if (got && cnt == want_cnt && !memcmp(got, want, cnt * sizeof(*got))) {
+        n_identical++;
+        return;
+    }
+    CHECK(0);
+    fprintf(stderr, "DIFF %s %s: %zu insns (libbpf %zu)\n", file, name, cnt, want_cnt);
+    for (size_t i = 0, shown = 0; got && i < cnt && i < want_cnt && shown < 4; i++) {
+        const unsigned char *a = (const void *)&got[i], *b = (const void *)&want[i];
+        if (memcmp(a, b, 8)) {
+            fprintf(stderr, "  insn %zu: libksym %02x %02x %02x%02x %02x%02x%02x%02x, "
+                            "libbpf %02x %02x %02x%02x %02x%02x%02x%02x\n",
+                    i, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], b[0], b[1], b[2], b[3], b[4], b[5], b[6],
+                    b[7]);
+            shown++;
+        }
+    }
+    size_t nr = ksym_bpf_program_reloc_count(k->o, idx);
+    for (size_t r = 0; r < nr && verbose; r++) {
+        struct ksym_bpf_reloc rl = { .sz = sizeof(rl) };
+        if (ksym_bpf_program_reloc(k->o, idx, r, &rl) == 0)
+            fprintf(stderr, "    reloc %zu: insn %zu kind %d %s -> %lld flags %u\n", r, rl.insn_idx, rl.kind,
+                    rl.symbol, (long long)rl.addend, rl.flags);
+    }
+}
+
+/* Loads the programs libbpf loaded through the bundled loader. */
+static void bundled(const char *file, const char *path, char **names, size_t n)
+{
+    static char why[1 << 16];
+    struct kl_loaded l;
+    struct ksym_bpf_object *o = ksym_bpf_object_open(path);
+    if (!o)
+        return;
+    int err = kl_prepare(o, cache, kbtf, &l, why, sizeof(why));
+    for (size_t i = 0; i < n; i++) {
+        size_t idx;
+        if (err || ksym_bpf_object_find_program(o, names[i], &idx) != 0) {
+            fprintf(stderr, "LOAD %s %s: bundled loader: %s\n", file, names[i], err ? why : "no such program");
+            CHECK(0);
+            continue;
+        }
+        FILE *report = verbose ? stderr : NULL;
+        struct ksym_bpf_attach at = { .sz = sizeof(at) };
+        CHECK(ksym_bpf_program_attach_info(o, idx, &at) == 0);
+        if (kl_load_prog(o, &l, idx, report) >= 0) {
+            n_bundled++;
+        } else if (at.prog_type == BPF_PROG_TYPE_STRUCT_OPS && l.prog_fds[idx] == -524 /* ENOTSUPP */) {
+            /* Its attach type and BTF id come from the .struct_ops map,
+             * which libksym does not read yet: the kernel refuses it. */
+            n_struct_ops++;
+        } else {
+            fprintf(stderr, "LOAD %s %s: bundled loader: %s\n", file, names[i], strerror(-l.prog_fds[idx]));
+            CHECK(0);
+        }
+    }
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
+static void check_object(const char *dir, const char *file)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    n_objects++;
+    struct ksym_side k;
+    ksym_side_open(&k, path);
+    struct bpf_object *lb = bpf_object__open_file(path, NULL);
+    if (!lb) {
+        n_libbpf_open_fail++;
+        if (!k.o)
+            n_ksym_open_fail++;
+        ksym_bpf_object_free(k.o);
+        return;
+    }
+    if (!k.o) {
+        /* Maps of maps are the one thing libksym does not open yet. */
+        n_ksym_open_fail++;
+        fprintf(stderr, "OPEN %s: libbpf opens it, libksym: %s\n", file, k.why);
+        CHECK(strstr(k.why, "maps of maps") != NULL);
+    }
+    size_t np = 0;
+    struct bpf_program *p;
+    bpf_object__for_each_program(p, lb) np++;
+    n_programs += np;
+    char **names = calloc(np ? np : 1, sizeof(char *)), **loaded = calloc(np ? np : 1, sizeof(char *));
+    size_t nl = 0, i = 0;
+    bpf_object__for_each_program(p, lb) names[i++] = strdup(bpf_program__name(p));
+    /* The whole object first; then, one at a time, every program it did
+     * not load (its load failed, or its section starts with `?`: not
+     * autoloaded). */
+    char *done = calloc(np ? np : 1, 1);
+    if (bpf_object__load(lb) == 0) {
+        i = 0;
+        bpf_object__for_each_program(p, lb)
+        {
+            if (bpf_program__fd(p) >= 0) {
+                compare(file, lb, p, &k);
+                loaded[nl++] = names[i];
+                done[i] = 1;
+            }
+            i++;
+        }
+    }
+    bpf_object__close(lb);
+    for (i = 0; i < np; i++) {
+        if (done[i])
+            continue;
+        struct bpf_object *one = bpf_object__open_file(path, NULL);
+        if (!one)
+            continue;
+        struct bpf_program *target = NULL;
+        bpf_object__for_each_program(p, one)
+        {
+            int me = !strcmp(bpf_program__name(p), names[i]);
+            bpf_program__set_autoload(p, me);
+            if (me)
+                target = p;
+        }
+        if (target && bpf_object__load(one) == 0) {
+            compare(file, one, target, &k);
+            loaded[nl++] = names[i];
+        }
+        bpf_object__close(one);
+    }
+    free(done);
+    if (k.o && nl)
+        bundled(file, path, loaded, nl);
+    for (i = 0; i < np; i++)
+        free(names[i]);
+    free(names);
+    free(loaded);
+    ksym_bpf_object_free(k.o);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_object(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return n > 6 && !strcmp(d->d_name + n - 6, ".bpf.o");
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = getenv("KSYM_TESTDATA");
+    char dir[512];
+    verbose = getenv("KSYM_CORPUS_VERBOSE") != NULL;
+    if (argc > 1)
+        snprintf(dir, sizeof(dir), "%s", argv[1]);
+    else if (data)
+        snprintf(dir, sizeof(dir), "%s/bpf-selftests-6.1", data);
+    else {
+        SKIP("KSYM_TESTDATA not set: no corpus");
+        return finish("test_libbpf_corpus");
+    }
+    libbpf_set_print(quiet);
+    if (kl_bpf_available() != 0) {
+        KERNEL_SKIP("bpf() is not available: libbpf cannot load the corpus");
+        return finish("test_libbpf_corpus");
+    }
+    kbtf = ksym_btf_open(NULL);
+    cache = ksym_cache_new(NULL);
+    if (!kbtf || !cache) {
+        KERNEL_SKIP("no kernel BTF or kallsyms: %s", ksym_last_error_message());
+        return finish("test_libbpf_corpus");
+    }
+    struct dirent **ents;
+    int n = scandir(dir, &ents, is_object, by_name);
+    CHECK(n > 400);
+    for (int i = 0; i < n; i++) {
+        const char *only = getenv("KSYM_CORPUS_ONLY");
+        if (!only || strstr(ents[i]->d_name, only))
+            check_object(dir, ents[i]->d_name);
+        free(ents[i]);
+    }
+    free(ents);
+    printf("  corpus: %zu objects (libbpf cannot open %zu, libksym %zu), %zu programs; libbpf %s loads %zu: "
+           "%zu identical in libksym, %zu load through the bundled loader; not done: %zu in objects with "
+           "maps of maps, %zu struct_ops programs not loaded\n",
+           n_objects, n_libbpf_open_fail, n_ksym_open_fail, n_programs, libbpf_version_string(),
+           n_libbpf_loaded, n_identical, n_bundled, n_map_in_map, n_struct_ops);
+    /* Every program libbpf loads is identical, but those of objects with
+     * maps of maps; every identical one loads, but struct_ops programs. */
+    CHECK(n_libbpf_loaded > 400);
+    CHECK(n_identical + n_map_in_map == n_libbpf_loaded);
+    CHECK(n_bundled + n_struct_ops == n_identical);
+    ksym_cache_free(cache);
+    ksym_btf_free(kbtf);
+    return finish("test_libbpf_corpus");
+}
