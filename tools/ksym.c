@@ -256,6 +256,10 @@ static const char *reloc_kind(int k)
     case KSYM_BPF_RELOC_MAP_VALUE: return "map_value";
     case KSYM_BPF_RELOC_CALL: return "call";
     case KSYM_BPF_RELOC_FUNC: return "func";
+    case KSYM_BPF_RELOC_CORE: return "co-re";
+    case KSYM_BPF_RELOC_KSYM_BTF: return "ksym_btf";
+    case KSYM_BPF_RELOC_KFUNC: return "kfunc";
+    case KSYM_BPF_RELOC_KCONFIG: return "kconfig";
     default: return "?";
     }
 }
@@ -338,6 +342,8 @@ static int cmd_obj(const struct options *o, const char *path)
             printf(" at %016" PRIx64, a.addr);
         if (a.flags & KSYM_ATTACH_SLEEPABLE)
             printf(" sleepable");
+        if (a.flags & KSYM_ATTACH_OPTIONAL)
+            printf(" (optional: `?` section)");
         putchar('\n');
     }
 
@@ -356,10 +362,30 @@ static int cmd_obj(const struct options *o, const char *path)
     for (size_t i = 0; i < ne; i++) {
         struct ksym_bpf_extern_info e = { .sz = sizeof(e) };
         ksym_bpf_extern_info(obj, i, &e);
-        if (e.resolved)
-            printf("  [%zu] %-28s %016" PRIx64 "%s\n", i, e.name, e.addr, e.weak ? " (weak)" : "");
-        else
-            printf("  [%zu] %-28s %16s%s\n", i, e.name, "-", e.weak ? " (weak: 0)" : "");
+        const char *weak = e.weak ? " (weak)" : "";
+        printf("  [%zu] %-28s ", i, e.name);
+        switch (e.kind) {
+        case KSYM_BPF_EXTERN_KSYM_BTF:
+        case KSYM_BPF_EXTERN_KFUNC:
+            if (e.resolved)
+                printf("%s btf id %u in %s%s", e.kind == KSYM_BPF_EXTERN_KFUNC ? "kfunc" : "typed ksym", e.btf_id,
+                       e.module, weak);
+            else
+                printf("%s not in the kernel's BTF%s", e.kind == KSYM_BPF_EXTERN_KFUNC ? "kfunc" : "typed ksym",
+                       e.weak ? " (weak: 0)" : "");
+            if (e.kind == KSYM_BPF_EXTERN_KFUNC && e.offset)
+                printf(" (fd_array[%u])", e.offset);
+            break;
+        case KSYM_BPF_EXTERN_KCONFIG:
+            printf(".kconfig at offset %u%s%s", e.offset, e.resolved ? "" : " (not set: 0)", weak);
+            break;
+        default:
+            if (e.resolved)
+                printf("%016" PRIx64 "%s", e.addr, weak);
+            else
+                printf("%16s%s", "-", e.weak ? " (weak: 0)" : "");
+        }
+        putchar('\n');
     }
     printf("\nrelocations (final instruction indices; aliases share their target's):\n");
     for (size_t i = 0; i < np; i++) {
@@ -372,9 +398,31 @@ static int cmd_obj(const struct options *o, const char *path)
         for (size_t k = 0; k < n; k++) {
             struct ksym_bpf_reloc r = { .sz = sizeof(r) };
             ksym_bpf_program_reloc(obj, i, k, &r);
-            printf("    insn %4zu  %-9s %-24s target %zu", r.insn_idx, reloc_kind(r.kind), r.symbol, r.target);
-            if (r.kind == KSYM_BPF_RELOC_MAP_VALUE)
-                printf(" +%" PRId64, r.addend);
+            printf("    insn %4zu  %-9s %-24s", r.insn_idx, reloc_kind(r.kind), r.symbol);
+            switch (r.kind) {
+            case KSYM_BPF_RELOC_CORE:
+                /* The local type and access string, as libbpf prints them, and the result. */
+                if (r.flags & KSYM_BPF_RELOC_POISONED)
+                    printf(" -> poisoned (missing in this kernel)");
+                else if (r.flags & KSYM_BPF_RELOC_RESOLVED)
+                    printf(" -> %" PRId64, r.addend);
+                else
+                    printf(" (not resolved)");
+                break;
+            case KSYM_BPF_RELOC_KSYM_BTF:
+            case KSYM_BPF_RELOC_KFUNC:
+                if (r.flags & KSYM_BPF_RELOC_RESOLVED)
+                    printf(" -> btf id %" PRId64, r.addend);
+                else
+                    printf(" (not resolved)");
+                break;
+            case KSYM_BPF_RELOC_MAP_VALUE:
+            case KSYM_BPF_RELOC_KCONFIG:
+                printf(" target %zu +%" PRId64, r.target, r.addend);
+                break;
+            default:
+                printf(" target %zu", r.target);
+            }
             putchar('\n');
         }
     }
