@@ -178,13 +178,18 @@ bench: testdata
 # The alias objects through libbpf and libksym side by side (needs libbpf-dev;
 # says SKIP without it or without bpf()). <linux/bpf.h>, which libbpf's
 # headers include, is not -pedantic C99: this one is built as gnu11.
-compare-libbpf: lib $(BUILD)/native-static-libs
+compare-libbpf: lib $(BUILD)/native-static-libs testdata
 	@if ! pkg-config --exists libbpf; then \
 	    echo "compare-libbpf: SKIP: libbpf not installed (apt-get install libbpf-dev)"; exit 0; fi; \
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -o $(BUILD)/libbpf_compare \
 	    tools/libbpf_compare.c $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs) \
 	    $$(pkg-config --libs libbpf) \
-	&& $(BUILD)/libbpf_compare c-tests/bpf/aliases.bpf.o c-tests/bpf/many_aliases.bpf.o
+	&& $(BUILD)/libbpf_compare c-tests/bpf/aliases.bpf.o c-tests/bpf/many_aliases.bpf.o \
+	&& $(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -o $(BUILD)/relo_bench tools/relo_bench.c \
+	    $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs) $$(pkg-config --libs libbpf) \
+	&& echo "relocation: the corpus's largest object and the two with the most CO-RE relocations:" \
+	&& $(BUILD)/relo_bench $(addprefix $(BUILD)/testdata/bpf-selftests-6.1/,pyperf600.bpf.o core_kern.bpf.o \
+	    xdp_synproxy_kern.bpf.o)
 
 demo: all
 	sh tools/demo.sh $(BUILD)/ksym $(BUILD)/testdata

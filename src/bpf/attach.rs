@@ -59,8 +59,12 @@ impl Named {
 #[derive(Clone, Debug)]
 struct Resolved {
     target: Target,
+    kind: TargetKind,
     obj_fd: i32,
     kernel: Arc<KernelBtf>,
+    /// A function target's address, looked up in kallsyms when first
+    /// asked: resolving (and relocating) needs no kallsyms.
+    addr: std::sync::OnceLock<u64>,
 }
 
 impl Resolved {
@@ -69,6 +73,16 @@ impl Resolved {
     }
     fn module(&self) -> &CStr {
         self.kernel.text(&self.target.module)
+    }
+    fn addr(&self) -> u64 {
+        *self.addr.get_or_init(|| {
+            if self.target.addr != 0 || !self.kind.is_function() {
+                return self.target.addr;
+            }
+            let prefix = self.kind.btf_type().map_or(&b""[..], |(p, _)| p);
+            let name = [prefix, self.name().to_bytes()].concat();
+            self.kernel.function_addr(self.module().to_bytes(), &name)
+        })
     }
 }
 
@@ -158,7 +172,7 @@ impl Object {
         if let Some(r) = &a.resolved {
             info.target = Some(r.name());
             info.module = Some(r.module());
-            info.addr = r.target.addr;
+            info.addr = r.addr();
             if def.attaches_by_btf() {
                 info.attach_btf_id = r.target.btf_id;
                 info.attach_btf_obj_fd = r.obj_fd;
@@ -204,18 +218,20 @@ impl Object {
         };
         let q = Query::parse(query).map_err(|e| e.context(at()))?;
         let target = kernel.target(kind, &q).map_err(|e| e.context(at()))?;
-        Ok(Self::resolved(kernel, target))
+        Ok(Self::resolved(kernel, kind, target))
     }
 
-    fn resolved(kernel: &Arc<KernelBtf>, target: Target) -> Box<Resolved> {
+    fn resolved(kernel: &Arc<KernelBtf>, kind: TargetKind, target: Target) -> Box<Resolved> {
         let obj_fd = match target.obj {
             Some(obj) => kernel.object_fd(obj).unwrap_or(-1),
             None => 0,
         };
         Box::new(Resolved {
             target,
+            kind,
             obj_fd,
             kernel: kernel.clone(),
+            addr: std::sync::OnceLock::new(),
         })
     }
 
@@ -305,7 +321,7 @@ impl Object {
             let name = CString::new(alias_name.as_slice()).unwrap_or_default();
             let mut alias = self.programs[root].alias(root, name);
             alias.attach.set = None;
-            alias.attach.resolved = Some(Self::resolved(kernel, t));
+            alias.attach.resolved = Some(Self::resolved(kernel, kind, t));
             self.programs.push(alias);
         }
         Ok(n)

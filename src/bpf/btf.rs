@@ -516,9 +516,16 @@ impl Btf {
 #[derive(Clone, Debug, Default)]
 pub struct ExtSection {
     pub record_size: usize,
-    /// Records, raw, each `record_size` bytes; the first word is a byte offset
-    /// into the section's code.
-    pub records: Vec<Vec<u8>>,
+    /// The records, raw, one after the other (`record_size` bytes each;
+    /// the first word is a byte offset into the section's code).
+    pub data: Vec<u8>,
+}
+
+impl ExtSection {
+    /// Each record, `record_size` bytes.
+    pub fn records(&self) -> std::slice::ChunksExact<'_, u8> {
+        self.data.chunks_exact(self.record_size.max(1))
+    }
 }
 
 /// `.BTF.ext`: per ELF section name, func_info, line_info and CO-RE records.
@@ -575,7 +582,10 @@ impl BtfExt {
                 pos += need;
                 let e: &mut ExtSection = map.entry(btf.str(name_off).to_vec()).or_default();
                 e.record_size = rec;
-                e.records.extend(recs.chunks(rec).map(|c| c.to_vec()));
+                if !e.data.is_empty() && e.record_size != rec {
+                    return Err(bad_ext("record sizes differ within a section"));
+                }
+                e.data.extend_from_slice(recs);
             }
             Ok(map)
         };

@@ -12,7 +12,7 @@ use super::core::{self as co_re, CoreRecord};
 use super::externs::{self, Extern, ExternKind};
 use super::insn::{self, Insn};
 use super::reloc::{self, Code, Target};
-use super::{CoreSite, Map, Object, Program};
+use super::{CoreSite, Map, Object, Program, RelocKind};
 use crate::error::{Error, Result};
 use crate::formats::btf::Btf as LocalBtf;
 
@@ -345,7 +345,9 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         });
 
     // Relocations of the code sections.
-    let mut targets: HashMap<(usize, usize), Target> = HashMap::new();
+    // Per code section: (instruction, what its relocation points at),
+    // sorted once all are read.
+    let mut targets: HashMap<usize, Vec<(usize, Target)>> = HashMap::new();
     for (ri, rs) in secs.iter().enumerate() {
         if rs.sh_type != E::SHT_REL {
             continue;
@@ -366,10 +368,11 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             let rtype = r.r_type(en);
             let insns = &code[&sec];
             let idx = (off / 8) as usize;
-            let owner = reloc::owner_name(&programs, &syms, text_idx, &secs, sec, idx);
+            // Named on the error paths only.
             let at = |what: &str| {
                 format!(
-                    "{owner}, instruction {idx} (section `{}`): {what}",
+                    "{}, instruction {idx} (section `{}`): {what}",
+                    reloc::owner_name(&programs, &syms, text_idx, &secs, sec, idx),
                     String::from_utf8_lossy(secs[sec].name)
                 )
             };
@@ -451,7 +454,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     if sym.shndx == E::SHN_UNDEF {
                         match extern_of.get(sym.name) {
                             Some(&e) if externs[e].kind == ExternKind::Kfunc => {
-                                targets.insert((sec, idx), Target::Kfunc(e));
+                                set_target(&mut targets, sec, idx, Target::Kfunc(e));
                                 continue;
                             }
                             _ => {
@@ -476,8 +479,16 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     ))));
                 }
             };
-            targets.insert((sec, idx), target);
+            set_target(&mut targets, sec, idx, target);
         }
+    }
+
+    for v in targets.values_mut() {
+        // One relocation per instruction: the last one read wins, as it
+        // did when this was a map.
+        v.reverse();
+        v.sort_by_key(|&(i, _)| i);
+        v.dedup_by_key(|&mut (i, _)| i);
     }
 
     // The BTF a loader gives BPF_BTF_LOAD.
@@ -514,9 +525,19 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             programs[i].layout = programs[programs[i].alias_of].layout;
         }
     }
-    for l in &layouts {
+    for l in &mut layouts {
         for &(_, site) in &l.core {
             core_sites[site].used = true;
+        }
+        // Only CO-RE, typed ksym and kfunc patches change what a second
+        // relocate would see: other layouts are patched in place, with no
+        // pristine copy kept.
+        let pristine = !l.core.is_empty()
+            || l.relocs
+                .iter()
+                .any(|r| matches!(r.kind, RelocKind::KsymBtf | RelocKind::Kfunc));
+        if !pristine {
+            l.insns = std::mem::take(&mut l.base);
         }
     }
     Ok(Object {
@@ -535,6 +556,15 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         btf_error: None,
         relocated: false,
     })
+}
+
+fn set_target(
+    targets: &mut HashMap<usize, Vec<(usize, Target)>>,
+    sec: usize,
+    idx: usize,
+    t: Target,
+) {
+    targets.entry(sec).or_default().push((idx, t));
 }
 
 /// The CO-RE records of `.BTF.ext`, each checked to fall on an
@@ -561,7 +591,7 @@ fn core_sites(
                 ))
             })?;
         let n = code[&sec].len();
-        for r in &recs.records {
+        for r in recs.records() {
             let w =
                 |k: usize| u32::from_le_bytes([r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]]);
             let rec = CoreRecord {

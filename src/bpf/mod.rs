@@ -135,7 +135,9 @@ pub struct Map {
 struct Layout {
     /// The program the layout was made for (its target, not an alias).
     owner: usize,
-    /// The instructions as laid out (calls patched), before relocation.
+    /// The instructions as laid out (calls patched), before relocation,
+    /// kept when relocate must start from them again (CO-RE, typed ksyms,
+    /// kfuncs); empty otherwise, `insns` then being patched in place.
     base: Vec<Insn>,
     /// The final instructions (after relocate).
     insns: Vec<Insn>,

@@ -39,7 +39,9 @@ pub(super) struct Code<'a> {
     pub syms: &'a [Sym<'a>],
     pub insns: &'a HashMap<usize, Vec<Insn>>,
     pub text: Option<usize>,
-    pub targets: &'a HashMap<(usize, usize), Target>,
+    /// Per code section: (instruction, what its relocation points at), by
+    /// instruction.
+    pub targets: &'a HashMap<usize, Vec<(usize, Target)>>,
     pub maps: &'a [Map],
     pub externs: &'a [Extern],
     pub ext: Option<&'a BtfExt>,
@@ -116,12 +118,24 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
     let mut stack: Vec<(Piece, usize)> = vec![(pieces[0], 0)];
     let pname = prog.name.to_string_lossy().into_owned();
     while let Some((piece, mut i)) = stack.pop() {
+        // The section's relocations from here on, walked with the code.
+        let sec_targets = code
+            .targets
+            .get(&piece.sec)
+            .map_or(&[][..], |v| v.as_slice());
+        let mut next = sec_targets.partition_point(|&(k, _)| k < piece.start + i);
         while i < piece.len {
             let si = piece.start + i;
             let fi = piece.at + i;
             i += 1;
             let insn = out.base[fi];
-            let target = code.targets.get(&(piece.sec, si)).copied();
+            let target = match sec_targets.get(next) {
+                Some(&(k, t)) if k == si => {
+                    next += 1;
+                    Some(t)
+                }
+                _ => None,
+            };
             let where_ = || format!("program `{pname}`, instruction {fi}");
             // A call or callback into .text: where does it land?
             let sub = match target {
@@ -328,14 +342,14 @@ fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout
             u32::from_le_bytes(rec[4 * k..4 * k + 4].try_into().unwrap_or([0; 4]))
         };
         if let Some(s) = ext.func_info.get(name) {
-            for r in &s.records {
+            for r in s.records() {
                 if let Some(at) = in_piece(r) {
                     funcs.push([at, word(r, 1)]);
                 }
             }
         }
         if let Some(s) = ext.line_info.get(name) {
-            for r in &s.records {
+            for r in s.records() {
                 if let Some(at) = in_piece(r) {
                     lines.push([at, word(r, 1), word(r, 2), word(r, 3)]);
                 }

@@ -263,8 +263,11 @@ impl Object {
         self.check_ready()?;
         for li in 0..self.layouts.len() {
             let l = &mut self.layouts[li];
-            l.insns.clear();
-            l.insns.extend_from_slice(&l.base);
+            if !l.base.is_empty() {
+                // From the pristine copy (see `Layout::base`).
+                l.insns.clear();
+                l.insns.extend_from_slice(&l.base);
+            }
             let owner = self.programs[l.owner].name.to_string_lossy();
             for &(fi, site) in &l.core {
                 let s = &self.core_sites[site];

@@ -2,7 +2,7 @@
 //! [`NameIndex`] (open addressing, a tag per slot) keyed by the name's
 //! hash, each entry a type id.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::base::hash::{hash, NameIndex};
 use crate::error::{Error, Result};
@@ -15,8 +15,8 @@ pub struct Indexed {
     ids: Vec<u32>,
     index: NameIndex,
     /// (hash of the essential name, id) of every name with a `___flavor`
-    /// suffix, sorted; built when CO-RE first asks.
-    flavored: OnceLock<Vec<(u64, u32)>>,
+    /// suffix, sorted (few: found while hashing the names).
+    flavored: Vec<(u64, u32)>,
 }
 
 /// The length of a name without its CO-RE flavor: `task_struct___old`
@@ -24,7 +24,9 @@ pub struct Indexed {
 /// before the last `X___Y` separator where neither X nor Y is `_`).
 pub fn essential_len(name: &[u8]) -> usize {
     let n = name.len();
-    if n >= 5 {
+    // Most names have no `___` at all: one look at each `_` says so.
+    let has_sep = name.windows(3).any(|w| w == b"___");
+    if n >= 5 && has_sep {
         for i in (0..=n - 5).rev() {
             let s = &name[i..];
             if s[0] != b'_' && &s[1..4] == b"___" && s[4] != b'_' {
@@ -39,21 +41,29 @@ impl Indexed {
     pub fn new(btf: Arc<Btf>) -> Result<Indexed> {
         let mut ids = Vec::new();
         let mut hashes = Vec::new();
-        for id in btf.own_ids() {
-            let Some(t) = btf.ty(id) else { continue };
-            if t.name_off == 0 {
+        let mut name_offs = Vec::new();
+        let mut flavored = Vec::new();
+        for (id, name_off) in btf.own_names() {
+            if name_off == 0 {
                 continue;
             }
+            let name = btf.str(name_off);
             ids.push(id);
-            hashes.push(hash(btf.str(t.name_off)));
+            name_offs.push(name_off);
+            hashes.push(hash(name));
+            let e = essential_len(name);
+            if e < name.len() {
+                flavored.push((hash(&name[..e]), id));
+            }
         }
-        let index = NameIndex::build(&hashes, |i| btf.ty(ids[i]).map_or(0, |t| t.name_off))
+        flavored.sort_unstable();
+        let index = NameIndex::build(&hashes, |i| name_offs[i])
             .ok_or_else(|| Error::nomem("indexing BTF names"))?;
         Ok(Indexed {
             btf,
             ids,
             index,
-            flavored: OnceLock::new(),
+            flavored,
         })
     }
 
@@ -62,19 +72,7 @@ impl Indexed {
     pub fn by_essential_name(&self, essential: &[u8]) -> Vec<u32> {
         let mut out = Vec::new();
         self.each_named(essential, |id| out.push(id));
-        let flavored = self.flavored.get_or_init(|| {
-            let mut v: Vec<(u64, u32)> = self
-                .ids
-                .iter()
-                .filter_map(|&id| {
-                    let name = self.btf.name(id);
-                    let e = essential_len(name);
-                    (e < name.len()).then(|| (hash(&name[..e]), id))
-                })
-                .collect();
-            v.sort_unstable();
-            v
-        });
+        let flavored = &self.flavored;
         let h = hash(essential);
         let start = flavored.partition_point(|&(k, _)| k < h);
         out.extend(
@@ -124,6 +122,9 @@ impl Indexed {
 
     /// Bytes held (the blob and the index).
     pub fn memory(&self) -> usize {
-        self.btf.bytes().len() + self.ids.capacity() * 4 + self.index.memory()
+        self.btf.bytes().len()
+            + self.ids.capacity() * 4
+            + self.flavored.capacity() * 16
+            + self.index.memory()
     }
 }

@@ -94,7 +94,9 @@ pub struct Target {
     pub obj: Option<usize>,
     /// The BTF type id (0 for targets without BTF).
     pub btf_id: u32,
-    /// The kernel address of a function target (0 if none or unknown).
+    /// The kernel address of a function target: known for kprobe targets
+    /// and expanded ones, 0 for the others until [`KernelBtf::function_addr`]
+    /// is asked.
     pub addr: u64,
 }
 
@@ -149,21 +151,15 @@ impl KernelBtf {
         match kind.btf_type() {
             Some((prefix, btf_kind)) => {
                 let f = self.find_query(q, prefix, btf_kind, what)?;
-                let addr = if kind.is_function() {
-                    self.function_addr(
-                        self.object_name(f.obj).to_bytes(),
-                        &[prefix, q.name].concat(),
-                    )
-                } else {
-                    0
-                };
                 let name_off = self.object(f.obj)?.btf.ty(f.id).map_or(0, |t| t.name_off);
                 Ok(Target {
                     name: Self::btf_text(f.obj, name_off, prefix),
                     module: Text::Object(f.obj),
                     obj: Some(f.obj),
                     btf_id: f.id,
-                    addr,
+                    // Looked up when asked (function_addr): resolving
+                    // needs no kallsyms.
+                    addr: 0,
                 })
             }
             None if kind == TargetKind::Kprobe => {

@@ -345,14 +345,24 @@ impl Btf {
             first_str,
         };
         btf.index_types()?;
-        btf.check_references()?;
         Ok(btf)
     }
 
-    /// Finds where each type starts, checking kinds and lengths.
+    /// Finds where each type starts and checks, in the same pass, its kind,
+    /// its length, and that every string offset and type id it holds is in
+    /// range (type ids against the final count, once it is known; a FUNC's
+    /// type must be a FUNC_PROTO).
     fn index_types(&mut self) -> Result<()> {
         let t = &self.data[self.types.clone()];
+        let strs = self.first_str as u64 + self.strings.len() as u64;
+        let name_ok = |off: u32| (off as u64) < strs.max(1);
         let mut offsets = Vec::with_capacity(t.len() / 16);
+        // Every kind, to check FUNC -> FUNC_PROTO at the end without
+        // reading the types again.
+        let mut kinds: Vec<u8> = Vec::with_capacity(t.len() / 16);
+        let mut funcs: Vec<(u32, u32)> = Vec::new();
+        // The highest type id referred to, and by which type.
+        let (mut max_ref, mut max_ref_by) = (0u32, 0usize);
         let mut pos = 0usize;
         while pos < t.len() {
             let id = self.first_id as usize + offsets.len();
@@ -362,7 +372,7 @@ impl Btf {
             if t.len() - pos < 12 {
                 return Err(bad(format!("type {id} truncated (its header)")));
             }
-            let info = word(t, pos + 4);
+            let (name_off, info, size_type) = (word(t, pos), word(t, pos + 4), word(t, pos + 8));
             let kind = (info >> 24) & 0x1f;
             let vlen = (info & 0xffff) as usize;
             let extra = extra_len(kind, vlen)
@@ -374,89 +384,97 @@ impl Btf {
                     extra
                 )));
             }
-            offsets.push((self.types.start + pos) as u32);
-            pos += 12 + extra;
-        }
-        self.offsets = offsets;
-        Ok(())
-    }
-
-    /// Every string offset and type id a type holds is in range.
-    fn check_references(&self) -> Result<()> {
-        let end = self.end_id();
-        let strs = self.str_end();
-        for id in self.first_id..end {
-            let t = self.own(id);
-            let kind = t.kind();
-            let name_ok = |off: u32| off < strs.max(1);
-            let type_ok = |ty: u32| ty < end;
             let fail = |what: String| Err(bad(format!("type {id} ({}): {what}", kind_name(kind))));
-            if !name_ok(t.name_off) {
-                return fail(format!("name offset {} out of range ({strs})", t.name_off));
+            if !name_ok(name_off) {
+                return fail(format!("name offset {name_off} out of range ({strs})"));
             }
-            let refers = matches!(
-                kind,
-                KIND_PTR
-                    | KIND_TYPEDEF
-                    | KIND_VOLATILE
-                    | KIND_CONST
-                    | KIND_RESTRICT
-                    | KIND_FUNC
-                    | KIND_FUNC_PROTO
-                    | KIND_VAR
-                    | KIND_DECL_TAG
-                    | KIND_TYPE_TAG
-            );
-            if refers && !type_ok(t.size_type) {
-                return fail(format!("refers to type {} of {end}", t.size_type));
-            }
+            let e = &t[pos + 12..pos + 12 + extra];
+            let mut refer = |ty: u32| {
+                if ty > max_ref {
+                    (max_ref, max_ref_by) = (ty, id);
+                }
+            };
             match kind {
-                KIND_ARRAY => {
-                    let (e, i, _) = t.array();
-                    if !type_ok(e) || !type_ok(i) {
-                        return fail(format!("element type {e} or index type {i} out of range"));
-                    }
-                }
-                KIND_STRUCT | KIND_UNION => {
-                    for m in t.members() {
-                        if !type_ok(m.ty) || !name_ok(m.name_off) {
-                            return fail(format!(
-                                "member refers to type {} / name {}",
-                                m.ty, m.name_off
-                            ));
-                        }
-                    }
-                }
-                KIND_ENUM | KIND_ENUM64 => {
-                    if let Some(e) = t.enumerators().find(|e| !name_ok(e.name_off)) {
-                        return fail(format!("enumerator name offset {}", e.name_off));
-                    }
-                }
-                KIND_FUNC_PROTO => {
-                    for (n, ty) in t.params() {
-                        if !type_ok(ty) || !name_ok(n) {
-                            return fail(format!("parameter refers to type {ty} / name {n}"));
-                        }
-                    }
-                }
-                KIND_DATASEC => {
-                    for (ty, _, _) in t.datasec() {
-                        if !type_ok(ty) || ty == 0 {
-                            return fail(format!("entry refers to type {ty}"));
-                        }
-                    }
-                }
-                KIND_FUNC if !self.kind_is(t.size_type, KIND_FUNC_PROTO) => {
-                    return fail(format!("type {} is not a FUNC_PROTO", t.size_type));
+                KIND_PTR | KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT
+                | KIND_FUNC_PROTO | KIND_VAR | KIND_DECL_TAG | KIND_TYPE_TAG => refer(size_type),
+                KIND_FUNC => {
+                    refer(size_type);
+                    funcs.push((id as u32, size_type));
                 }
                 _ => {}
             }
+            match kind {
+                KIND_ARRAY => {
+                    refer(word(e, 0));
+                    refer(word(e, 4));
+                }
+                KIND_STRUCT | KIND_UNION => {
+                    for m in e.chunks_exact(12) {
+                        if !name_ok(word(m, 0)) {
+                            return fail(format!("member name offset {}", word(m, 0)));
+                        }
+                        refer(word(m, 4));
+                    }
+                }
+                KIND_ENUM => {
+                    if let Some(v) = e.chunks_exact(8).find(|v| !name_ok(word(v, 0))) {
+                        return fail(format!("enumerator name offset {}", word(v, 0)));
+                    }
+                }
+                KIND_ENUM64 => {
+                    if let Some(v) = e.chunks_exact(12).find(|v| !name_ok(word(v, 0))) {
+                        return fail(format!("enumerator name offset {}", word(v, 0)));
+                    }
+                }
+                KIND_FUNC_PROTO => {
+                    for p in e.chunks_exact(8) {
+                        if !name_ok(word(p, 0)) {
+                            return fail(format!("parameter name offset {}", word(p, 0)));
+                        }
+                        refer(word(p, 4));
+                    }
+                }
+                KIND_DATASEC => {
+                    for v in e.chunks_exact(12) {
+                        if word(v, 0) == 0 {
+                            return fail("an entry refers to void".into());
+                        }
+                        refer(word(v, 0));
+                    }
+                }
+                _ => {}
+            }
+            offsets.push((self.types.start + pos) as u32);
+            kinds.push(kind as u8);
+            pos += 12 + extra;
         }
+        let end = self.first_id + offsets.len() as u32;
+        if max_ref >= end {
+            let k = kinds
+                .get(max_ref_by.wrapping_sub(self.first_id as usize))
+                .copied();
+            return Err(bad(format!(
+                "type {max_ref_by} ({}) refers to type {max_ref} of {end}",
+                kind_name(k.unwrap_or(0) as u32)
+            )));
+        }
+        for (f, proto) in funcs {
+            let k = if proto >= self.first_id {
+                kinds[(proto - self.first_id) as usize] as u32
+            } else {
+                self.base
+                    .as_ref()
+                    .and_then(|b| b.ty(proto))
+                    .map_or(0, |t| t.kind())
+            };
+            if k != KIND_FUNC_PROTO {
+                return Err(bad(format!(
+                    "type {f} (FUNC): type {proto} is not a FUNC_PROTO"
+                )));
+            }
+        }
+        self.offsets = offsets;
         Ok(())
-    }
-
-    fn kind_is(&self, id: u32, kind: u32) -> bool {
-        self.ty(id).is_some_and(|t| t.kind() == kind)
     }
 
     /// One past the last type id (types are `1..end_id()`, the base's
@@ -502,6 +520,15 @@ impl Btf {
             size_type: word(d, at + 8),
             extra: &d[at + 12..at + 12 + extra],
         }
+    }
+
+    /// (id, name offset) of this blob's own types, in id order.
+    pub fn own_names(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let first = self.first_id;
+        self.offsets
+            .iter()
+            .enumerate()
+            .map(move |(i, &at)| (first + i as u32, word(&self.data, at as usize)))
     }
 
     /// Type `id` (`None` for 0, void, and past the end).
