@@ -7,7 +7,7 @@ use object::elf::{self as E, FileHeader64};
 use object::read::elf::{FileHeader, Rel as _, SectionHeader, Sym as _};
 use object::LittleEndian as LE;
 
-use super::btf::{self, Btf, BtfExt, Extra};
+use super::btf::{Btf, BtfExt, Extra};
 use super::core::{self as co_re, CoreRecord};
 use super::externs::{self, Extern, ExternKind};
 use super::insn::{self, Insn};
@@ -493,7 +493,12 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
 
     // The BTF a loader gives BPF_BTF_LOAD.
     let loadable = match &btf {
-        Some(b) => Some(loadable_btf(b.clone(), &secs, &syms, &externs)?),
+        Some(b) => Some(super::loadable::loadable_btf(
+            b.clone(),
+            &secs,
+            &syms,
+            &externs,
+        )?),
         None => None,
     };
 
@@ -625,156 +630,4 @@ fn core_sites(
         });
     }
     Ok((sites, by_sec))
-}
-
-/// The fixups libbpf makes before BPF_BTF_LOAD: DATASEC sizes and VAR
-/// offsets from the ELF (clang leaves them zero), hidden globals made
-/// static, the `.ksyms` VARs, which the kernel refuses, turned into
-/// allocated 4-byte ints and its kfuncs into global functions (their
-/// unnamed parameters named), the `.kconfig` VARs allocated at their
-/// offsets in the `.kconfig` map; extern functions made global.
-fn loadable_btf(
-    mut b: Btf,
-    secs: &[Sec<'_>],
-    syms: &[Sym<'_>],
-    externs: &[Extern],
-) -> Result<Vec<u8>> {
-    let int = b.int_type();
-    let mut dummy: Option<u32> = None;
-    let datasecs: Vec<u32> = b.ids_of_kind(btf::KIND_DATASEC).collect();
-    for ds in datasecs {
-        let name = b.name(ds).to_vec();
-        let Extra::Datasec(mut vars) = b.types[ds as usize].extra.clone() else {
-            continue;
-        };
-        if name == b".kconfig" {
-            // Each VAR at its extern's offset in the `.kconfig` map.
-            for v in vars.iter_mut() {
-                let vname = b.name(v[0]).to_vec();
-                let x = externs
-                    .iter()
-                    .find(|x| x.name.to_bytes() == vname.as_slice());
-                if let Some(k) = x.and_then(|x| x.kcfg) {
-                    v[1] = k.off;
-                }
-                if let Some(t) = b.types.get_mut(v[0] as usize) {
-                    if let Extra::Var { linkage } = &mut t.extra {
-                        *linkage = btf::VAR_GLOBAL_ALLOCATED;
-                    }
-                }
-            }
-            b.types[ds as usize].size_type = externs::kconfig_size(externs);
-        } else if name == b".ksyms" {
-            for (i, v) in vars.iter_mut().enumerate() {
-                let kind = b.types[v[0] as usize].kind();
-                if kind == btf::KIND_FUNC {
-                    // A kfunc: the kernel takes it as a global function and
-                    // the DATASEC entry points at a dummy VAR, whose name
-                    // also names the prototype's unnamed parameters.
-                    b.types[v[0] as usize].info = (btf::KIND_FUNC << 24) | btf::FUNC_GLOBAL;
-                    let d = *dummy.get_or_insert_with(|| {
-                        let n = b.add_string(b"dummy_ksym");
-                        b.add_type(btf::Type {
-                            name_off: n,
-                            info: btf::KIND_VAR << 24,
-                            size_type: int,
-                            extra: Extra::Var {
-                                linkage: btf::VAR_GLOBAL_ALLOCATED,
-                            },
-                        })
-                    });
-                    let dummy_name = b.types[d as usize].name_off;
-                    let proto = b.types[v[0] as usize].size_type as usize;
-                    if let Some(Extra::Params(ps)) = b.types.get_mut(proto).map(|t| &mut t.extra) {
-                        for p in ps.iter_mut() {
-                            if p[1] != 0 && p[0] == 0 {
-                                p[0] = dummy_name;
-                            }
-                        }
-                    }
-                    v[0] = d;
-                } else if kind == btf::KIND_VAR {
-                    let t = &mut b.types[v[0] as usize];
-                    t.size_type = int;
-                    t.extra = Extra::Var {
-                        linkage: btf::VAR_GLOBAL_ALLOCATED,
-                    };
-                }
-                v[1] = (i * 4) as u32;
-                v[2] = 4;
-            }
-            b.types[ds as usize].size_type = (vars.len() * 4) as u32;
-        } else {
-            let sec = secs.iter().find(|s| s.name == name.as_slice());
-            let fixup = b.types[ds as usize].size_type == 0;
-            if fixup {
-                match sec {
-                    Some(s) if s.size > 0 => b.types[ds as usize].size_type = s.size as u32,
-                    _ => continue, // nothing to fix it from: leave it
-                }
-            }
-            for v in vars.iter_mut() {
-                let Some(t) = b.get(v[0]) else { continue };
-                let linkage = match t.extra {
-                    Extra::Var { linkage } => linkage,
-                    _ => continue,
-                };
-                if linkage == btf::VAR_STATIC || linkage == btf::VAR_GLOBAL_EXTERN {
-                    continue;
-                }
-                let vname = b.name(v[0]).to_vec();
-                let sym = syms.iter().find(|s| {
-                    s.name == vname.as_slice()
-                        && secs
-                            .get(s.shndx as usize)
-                            .is_some_and(|sec| sec.name == name.as_slice())
-                });
-                let Some(sym) = sym else { continue };
-                if fixup {
-                    v[1] = sym.value as u32;
-                }
-                if sym.vis == E::STV_HIDDEN || sym.vis == E::STV_INTERNAL {
-                    b.types[v[0] as usize].extra = Extra::Var {
-                        linkage: btf::VAR_STATIC,
-                    };
-                }
-            }
-        }
-        // The kernel wants each DATASEC's entries by offset (libbpf sorts
-        // every one, `.kconfig` included).
-        vars.sort_by_key(|v| v[1]);
-        b.types[ds as usize].extra = Extra::Datasec(vars);
-    }
-    // Hidden subprograms (`__hidden`, as in usdt.bpf.h) are static to the
-    // verifier: checked with their callers, not alone (libbpf's
-    // mark_btf_static).
-    let text = secs.iter().position(|s| s.name == b".text");
-    for sym in syms.iter().filter(|s| {
-        s.ty == E::STT_FUNC
-            && s.bind != E::STB_LOCAL
-            && (s.vis == E::STV_HIDDEN || s.vis == E::STV_INTERNAL)
-            && Some(s.shndx as usize) == text
-    }) {
-        let hit = (1..b.types.len()).find(|&i| {
-            let t = &b.types[i];
-            t.kind() == btf::KIND_FUNC
-                && t.vlen() == btf::FUNC_GLOBAL
-                && b.str(t.name_off) == sym.name
-        });
-        if let Some(i) = hit {
-            b.types[i].info = (btf::KIND_FUNC << 24) | btf::FUNC_STATIC;
-        }
-    }
-    // Any extern left (a function declared but never defined): global.
-    for t in b.types.iter_mut().skip(1) {
-        if t.kind() == btf::KIND_FUNC && t.vlen() == btf::FUNC_EXTERN {
-            t.info = (btf::KIND_FUNC << 24) | btf::FUNC_GLOBAL;
-        }
-        if let Extra::Var { linkage } = &mut t.extra {
-            if *linkage == btf::VAR_GLOBAL_EXTERN {
-                *linkage = btf::VAR_GLOBAL_ALLOCATED;
-            }
-        }
-    }
-    Ok(b.to_bytes())
 }

@@ -23,6 +23,7 @@ pub mod core;
 mod elf;
 mod externs;
 pub mod insn;
+mod loadable;
 mod reloc;
 mod relocate;
 pub mod section;
