@@ -4,6 +4,7 @@
 //! word (the wyhash construction), good enough to spread kernel names, which
 //! share long prefixes (`__pfx_`, `__SCT__`, `trace_event_`...).
 
+use super::mapped::Store;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -104,7 +105,8 @@ pub type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 /// of a name (a name can have many) is found by probing up to the first
 /// empty slot.
 pub struct NameIndex {
-    slots: Box<[u64]>,
+    /// Owned while building; a view of a snapshot's bytes when loaded.
+    slots: Store<u64>,
     /// 1 or 2.
     parts: usize,
     /// Slots of part 0 (part 1 has the rest).
@@ -126,7 +128,7 @@ impl NameIndex {
         // fault them in, in parallel, instead of a memset here.
         let slots = vec![0u64; cap];
         Some(NameIndex {
-            slots: slots.into_boxed_slice(),
+            slots: slots.into(),
             parts,
             part_len: cap / parts,
             idx_bits: bits_for(cap + 1),
@@ -153,10 +155,11 @@ impl NameIndex {
                 slots[s] = Self::slot_value(h, i, name_off(i), idx_bits);
             }
         };
+        let slots = idx.slots.vec_mut()?;
         if parts == 1 {
-            fill(0, &mut idx.slots);
+            fill(0, slots);
         } else {
-            let (lo, hi) = idx.slots.split_at_mut(part_len);
+            let (lo, hi) = slots.split_at_mut(part_len);
             std::thread::scope(|s| {
                 s.spawn(|| fill(1, hi));
                 fill(0, lo);
@@ -190,17 +193,26 @@ impl NameIndex {
     #[inline(always)]
     fn insert(&mut self, h: u64, i: usize, off: u32) {
         let (base, len) = self.part_range(h);
+        let value = Self::slot_value(h, i, off, self.idx_bits);
+        let slots = self.owned_slots();
         let mut s = Self::position(h, len);
-        while self.slots[base + s] != 0 {
+        while slots[base + s] != 0 {
             s = if s + 1 == len { 0 } else { s + 1 };
         }
-        self.slots[base + s] = Self::slot_value(h, i, off, self.idx_bits);
+        slots[base + s] = value;
+    }
+
+    /// The slots while the index is built (it owns them then).
+    fn owned_slots(&mut self) -> &mut Vec<u64> {
+        self.slots
+            .vec_mut()
+            .expect("an index being built owns its slots")
     }
 
     /// Renumbers the entries: entry `i` becomes `new_of[i]`.
     pub fn renumber(&mut self, new_of: &[u32]) {
         let m = self.idx_mask() as u64;
-        for v in self.slots.iter_mut().filter(|v| **v != 0) {
+        for v in self.owned_slots().iter_mut().filter(|v| **v != 0) {
             let hi = *v >> 32;
             let old = (hi & m) as usize - 1;
             *v = (((hi & !m) | (new_of[old] as u64 + 1)) << 32) | (*v & 0xffff_ffff);
@@ -251,17 +263,49 @@ impl NameIndex {
         let want_tag = (Self::slot_value(h, 0, 0, self.idx_bits) >> 32) as u32 & !idx_mask;
         let (base, len) = self.part_range(h);
         let mut s = Self::position(h, len);
-        loop {
+        // An index always has empty slots; the bound only guards one read
+        // from a damaged snapshot against looping for ever.
+        for _ in 0..len {
             let v = self.slots[base + s];
             if v == 0 {
                 return;
             }
             let hi = (v >> 32) as u32;
-            if hi & !idx_mask == want_tag {
+            if hi & !idx_mask == want_tag && hi & idx_mask != 0 {
                 f((hi & idx_mask) as usize - 1, v as u32);
             }
             s = if s + 1 == len { 0 } else { s + 1 };
         }
+    }
+
+    /// What a snapshot saves: the slots, the parts, part 0's length and the
+    /// bits of an entry number.
+    pub fn parts(&self) -> (&Store<u64>, usize, usize, u32) {
+        (&self.slots, self.parts, self.part_len, self.idx_bits)
+    }
+
+    /// An index from what [`NameIndex::parts`] gave (read back from a
+    /// snapshot), if the numbers are consistent.
+    pub fn from_parts(
+        slots: Store<u64>,
+        parts: usize,
+        part_len: usize,
+        idx_bits: u32,
+    ) -> Option<NameIndex> {
+        let ok = matches!(parts, 1 | 2)
+            && !slots.is_empty()
+            && (1..=32).contains(&idx_bits)
+            && if parts == 1 {
+                part_len == slots.len()
+            } else {
+                part_len > 0 && part_len < slots.len()
+            };
+        ok.then_some(NameIndex {
+            slots,
+            parts,
+            part_len,
+            idx_bits,
+        })
     }
 
     #[inline(always)]
@@ -273,9 +317,9 @@ impl NameIndex {
         }
     }
 
-    /// Bytes of memory held.
+    /// Bytes of memory held (0 for slots in a mapped snapshot).
     pub fn memory(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<u64>()
+        self.slots.heap_bytes()
     }
 }
 

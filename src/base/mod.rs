@@ -5,5 +5,6 @@
 
 pub(crate) mod bytes;
 pub mod hash;
+pub mod mapped;
 pub mod read;
 pub(crate) mod sys;

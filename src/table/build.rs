@@ -13,6 +13,14 @@ use crate::rules::attribution::{self, BuiltinSpans};
 use crate::rules::modules::{ModuleSet, OwnerId, VMLINUX_OWNER};
 
 impl Table {
+    /// The entries, while the table is being built (it owns them then; a
+    /// table from a snapshot is never changed).
+    fn entries_mut(&mut self) -> &mut Vec<super::parse::Entry> {
+        self.entries
+            .vec_mut()
+            .expect("a table being built owns its entries")
+    }
+
     /// Address of the first core-kernel symbol named `name` (section anchors,
     /// `_text`).
     pub(crate) fn core_addr(&self, name: &[u8]) -> Option<u64> {
@@ -54,7 +62,7 @@ impl Table {
                 };
             while i < self.len() && self.entries[i].addr < span.hi {
                 if self.entries[i].owner == VMLINUX_OWNER {
-                    self.entries[i].owner = span.owner;
+                    self.entries_mut()[i].owner = span.owner;
                     claimed += 1;
                 }
                 i += 1;
@@ -120,9 +128,10 @@ impl Table {
                 self.info.source
             )));
         }
+        let entries = self.entries_mut();
         for (i, size) in updates {
-            self.entries[i].size = size;
-            self.entries[i].len |= EXACT_BIT;
+            entries[i].size = size;
+            entries[i].len |= EXACT_BIT;
         }
         Ok(())
     }
@@ -143,7 +152,11 @@ impl Table {
         // Per owner: symbols, lowest and highest address.
         let mut per_owner: Vec<(usize, u64, u64)> = vec![(0, u64::MAX, 0); owners];
         let n_abs = self.n_abs;
-        for (i, e) in self.entries.iter_mut().enumerate().rev() {
+        let entries = self
+            .entries
+            .vec_mut()
+            .expect("a table being built owns its entries");
+        for (i, e) in entries.iter_mut().enumerate().rev() {
             let st = &mut per_owner[e.owner as usize];
             st.0 += 1;
             if i < n_abs {

@@ -27,6 +27,7 @@ pub(crate) mod parse;
 mod symbolize;
 
 use crate::base::hash::{hash, NameIndex};
+use crate::base::mapped::Store;
 use crate::cname::CName;
 use crate::error::{Error, Result};
 use crate::formats::kallsyms::{is_absolute_type, Format};
@@ -144,17 +145,17 @@ pub struct ModuleInfo<'t> {
 pub struct Table {
     /// The text is `buf[base..]` (`base` puts it on a huge-page boundary; the
     /// bytes before it are never touched).
-    buf: Vec<u8>,
+    buf: Store<u8>,
     base: usize,
-    entries: Vec<Entry>,
+    entries: Store<Entry>,
     /// Absolute symbols are `0..n_abs`.
     n_abs: usize,
     /// Every [`SAMPLE`]th address of `entries[n_abs..]` (240 KB for 122k
     /// symbols) and every [`FANOUT`]th of those (15 KB): with `entries`, a
     /// three-level search tree whose top stays in L1 and whose lower levels
     /// cost one or two cache lines each, read in parallel.
-    sample: Vec<u64>,
-    top: Vec<u64>,
+    sample: Store<u64>,
+    top: Store<u64>,
     index: NameIndex,
     modules: ModuleSet,
     /// (hash of the part before the first `.`, entry) of every name with a
@@ -265,14 +266,14 @@ impl Table {
             .step_by(SAMPLE)
             .map(|e| e.addr)
             .collect();
-        let top = sample.iter().step_by(FANOUT).copied().collect();
+        let top: Vec<u64> = sample.iter().step_by(FANOUT).copied().collect();
         let mut table = Table {
-            buf,
+            buf: buf.into(),
             base,
-            entries,
+            entries: entries.into(),
             n_abs,
-            sample,
-            top,
+            sample: sample.into(),
+            top: top.into(),
             index,
             modules,
             suggest: OnceLock::new(),
@@ -333,10 +334,11 @@ impl Table {
 
     /// Bytes of memory the table holds.
     pub fn memory(&self) -> usize {
-        self.buf.capacity() - self.base
-            + self.entries.capacity() * std::mem::size_of::<Entry>()
+        self.buf.heap_bytes().saturating_sub(self.base)
+            + self.entries.heap_bytes()
             + self.index.memory()
-            + (self.sample.capacity() + self.top.capacity()) * std::mem::size_of::<u64>()
+            + self.sample.heap_bytes()
+            + self.top.heap_bytes()
             + self.modules.memory()
             + self.suggest.get().map_or(0, |s| s.capacity() * 16)
             + std::mem::size_of::<Table>()

@@ -36,6 +36,7 @@ pub(crate) const SIZE_FAR: u32 = u32::MAX;
 /// The packed per-symbol record (24 bytes). The address and everything a
 /// result needs share one cache line: a lookup or symbolization that finds
 /// the record has all it needs.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Entry {
     pub addr: u64,
@@ -47,7 +48,17 @@ pub(crate) struct Entry {
     /// The nm type letter (also in the buffer, but reading it there would
     /// cost a cache miss per symbolization).
     pub ty: u8,
+    /// Zero: the three bytes `repr(C)` would pad with, named so that every
+    /// byte of an entry is initialised (a snapshot writes them).
+    pub pad: [u8; 3],
 }
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 24 && std::mem::align_of::<Entry>() == 8);
+
+// SAFETY: `repr(C)`, integer fields only, and the would-be padding is the
+// named `pad` field (the assertion above checks there is no other): no
+// padding bytes, every bit pattern valid.
+unsafe impl crate::base::mapped::Plain for Entry {}
 
 impl Entry {
     #[inline]
@@ -194,6 +205,7 @@ impl Parser {
                     len,
                     owner,
                     ty: l.ty,
+                    pad: [0; 3],
                 };
                 (meta, l.addr, l.hash, next)
             };
