@@ -55,9 +55,24 @@
 #define KSYM_VERSION_PATCH 0
 
 /**
- * All `KSYM_TABLE_*` flags this version knows (none yet).
+ * ksym_table_opts.flags: neither read nor write a table snapshot (0.2).
+ *
+ * By default ksym_table_open, as root reading real addresses, maps a
+ * snapshot of the table written by an earlier open in the same boot
+ * (checked against the boot id, the kernel, the source file and the
+ * loadable modules of /proc/modules) instead of reading /proc/kallsyms,
+ * and writes one when there is none. The answers are the same: queries
+ * that may involve BPF, ftrace or kprobe symbols (a pseudo-module, their
+ * name shapes, a pattern that may match them, an address outside the
+ * kernel's and its modules' ranges, the module list) are answered from a
+ * fresh read, made when first needed.
  */
-#define KSYM_TABLE_FLAGS_ALL 0
+#define KSYM_TABLE_NO_SNAPSHOT 1
+
+/**
+ * All `KSYM_TABLE_*` flags this version knows.
+ */
+#define KSYM_TABLE_FLAGS_ALL KSYM_TABLE_NO_SNAPSHOT
 
 /**
  * `ksym_symbol.flags`: the module is built into the kernel.
@@ -83,6 +98,16 @@
  * ksym_table_stats.flags: sizes come from a vmlinux ELF.
  */
 #define KSYM_STATS_VMLINUX_SIZES 4
+
+/**
+ * ksym_table_stats.flags: this table came from a snapshot (0.2).
+ */
+#define KSYM_STATS_SNAPSHOT 8
+
+/**
+ * ksym_table_stats.flags: this open wrote a new snapshot (0.2).
+ */
+#define KSYM_STATS_SNAPSHOT_WRITTEN 16
 
 /**
  * ksym_btf_stats.flags: the filter functions were read (fentry targets
@@ -283,13 +308,19 @@ struct ksym_table_opts {
      */
     const char *modules_path;
     /**
-     * No flags are defined yet: must be 0.
+     * KSYM_TABLE_* flags (KSYM_TABLE_NO_SNAPSHOT).
      */
     unsigned int flags;
     /**
      * Reserved: must be zero (KSYM_OPTS makes it so).
      */
     unsigned int reserved;
+    /**
+     * Where table snapshots live (0.2). NULL: /run/ksym. It must be a
+     * directory owned by the effective uid (0) with no group or other
+     * permission, or not exist (it is then made 0700).
+     */
+    const char *snapshot_dir;
 };
 
 /**

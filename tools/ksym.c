@@ -19,8 +19,10 @@
  *
  * OPTIONS: --kallsyms FILE, --ranges FILE (modules.builtin.ranges; "" for
  * none), --vmlinux FILE (exact sizes), --modules FILE (what the cache
- * watches), --repeat N (resolve: ask N times, to show the cache at work),
- * --load (obj). Options may come anywhere on the command line.
+ * watches, and a snapshot is checked against), --no-snapshot (read the
+ * source, neither read nor write a table snapshot), --snapshot-dir DIR
+ * (default /run/ksym), --repeat N (resolve: ask N times, to show the cache
+ * at work), --load (obj). Options may come anywhere on the command line.
  *
  * Errors go to stderr with libksym's message; the exit status is 1 when any
  * query failed, 2 for usage errors.
@@ -45,8 +47,10 @@ struct options {
     const char *interval;
     const char *duration;
     const char *top;
+    const char *snapshot_dir;
     int load;
     int tracepoints;
+    int no_snapshot;
 };
 
 int cmd_trace(const char *pattern, int tracepoints, double interval, double duration, long top);
@@ -55,7 +59,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ksym [--kallsyms FILE] [--ranges FILE] [--vmlinux FILE] [--modules FILE]\n"
-            "            [--repeat N] COMMAND ARGS...\n"
+            "            [--no-snapshot] [--snapshot-dir DIR] [--repeat N] COMMAND ARGS...\n"
             "commands:\n"
             "  lookup QUERY...   resolve name, module`name or vmlinux`name\n"
             "  addr ADDR...      symbolize hex addresses\n"
@@ -91,7 +95,8 @@ static void print_symbol(const struct ksym_symbol *s)
 static struct ksym_table *open_table(const struct options *o)
 {
     KSYM_OPTS(ksym_table_opts, opts, .kallsyms_path = o->kallsyms, .builtin_ranges_path = o->ranges,
-              .vmlinux_path = o->vmlinux);
+              .vmlinux_path = o->vmlinux, .modules_path = o->modules, .snapshot_dir = o->snapshot_dir,
+              .flags = o->no_snapshot ? KSYM_TABLE_NO_SNAPSHOT : 0);
     struct ksym_table *t = ksym_table_open(&opts);
     if (!t)
         fail("cannot open the symbol table");
@@ -469,16 +474,26 @@ static int cmd_stat(struct ksym_table *t)
     struct ksym_table_stats st = { .sz = sizeof(st) };
     if (ksym_table_stats(t, &st))
         return fail("stats");
-    size_t kinds[4] = { 0 };
-    size_t n = ksym_table_module_count(t);
-    for (size_t i = 0; i < n; i++) {
-        struct ksym_module_info m = { .sz = sizeof(m) };
-        if (ksym_table_module(t, i, &m) == 0 && m.kind >= 0 && m.kind < 4)
-            kinds[m.kind]++;
-    }
     printf("symbols:      %zu\n", st.symbols);
-    printf("modules:      %zu (%zu loadable, %zu built-in, %zu pseudo)\n", st.modules - kinds[0],
-           kinds[KSYM_MODULE_LOADABLE], kinds[KSYM_MODULE_BUILTIN], kinds[KSYM_MODULE_PSEUDO]);
+    if (st.flags & KSYM_STATS_SNAPSHOT) {
+        /* Listing a snapshot's modules would read /proc (pseudo-modules
+         * come and go): the count is the snapshot's. */
+        printf("modules:      %zu (from the snapshot; `ksym modules` lists the current ones)\n",
+               st.modules - 1);
+    } else {
+        size_t kinds[4] = { 0 };
+        size_t n = ksym_table_module_count(t);
+        for (size_t i = 0; i < n; i++) {
+            struct ksym_module_info m = { .sz = sizeof(m) };
+            if (ksym_table_module(t, i, &m) == 0 && m.kind >= 0 && m.kind < 4)
+                kinds[m.kind]++;
+        }
+        printf("modules:      %zu (%zu loadable, %zu built-in, %zu pseudo)\n", st.modules - kinds[0],
+               kinds[KSYM_MODULE_LOADABLE], kinds[KSYM_MODULE_BUILTIN], kinds[KSYM_MODULE_PSEUDO]);
+    }
+    printf("snapshot:     %s\n", (st.flags & KSYM_STATS_SNAPSHOT)           ? "the table comes from one (no read)"
+                                 : (st.flags & KSYM_STATS_SNAPSHOT_WRITTEN) ? "written by this open"
+                                                                             : "none (see the notes)");
     printf("file:         %zu bytes%s\n", st.file_bytes,
            (st.flags & KSYM_STATS_KALLMODSYMS) ? " (kallmodsyms format)" : "");
     printf("memory:       %zu bytes (%.2f x file)\n", st.memory_bytes,
@@ -579,6 +594,12 @@ int main(int argc, char **argv)
             slot = &o.duration;
         else if (!strcmp(argv[i], "--top"))
             slot = &o.top;
+        else if (!strcmp(argv[i], "--snapshot-dir"))
+            slot = &o.snapshot_dir;
+        else if (!strcmp(argv[i], "--no-snapshot")) {
+            o.no_snapshot = 1;
+            continue;
+        }
         else if (!strcmp(argv[i], "--tracepoints")) {
             o.tracepoints = 1;
             continue;

@@ -135,6 +135,30 @@ pub mod bpf {
     }
 }
 
+/// The effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// `uname -r` and `uname -v` (empty if `uname` fails).
+pub fn kernel_release_version() -> (Vec<u8>, Vec<u8>) {
+    // SAFETY: `utsname` is plain data; `uname` fills it and NUL-terminates
+    // each field.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return (Vec::new(), Vec::new());
+    }
+    let field = |f: &[libc::c_char]| {
+        f.iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect()
+    };
+    (field(&u.release), field(&u.version))
+}
+
 /// `uname -r`: the running kernel's release, if `uname` answers.
 pub fn kernel_release() -> Option<Vec<u8>> {
     // SAFETY: `utsname` is plain data; `uname` fills it and NUL-terminates

@@ -25,10 +25,14 @@ pub struct ksym_table_opts {
     pub vmlinux_path: *const c_char,
     /// NULL: /proc/modules; what ksym_cache watches to notice module changes.
     pub modules_path: *const c_char,
-    /// No flags are defined yet: must be 0.
+    /// KSYM_TABLE_* flags (KSYM_TABLE_NO_SNAPSHOT).
     pub flags: c_uint,
     /// Reserved: must be zero (KSYM_OPTS makes it so).
     pub reserved: c_uint,
+    /// Where table snapshots live (0.2). NULL: /run/ksym. It must be a
+    /// directory owned by the effective uid (0) with no group or other
+    /// permission, or not exist (it is then made 0700).
+    pub snapshot_dir: *const c_char,
 }
 
 impl Default for ksym_table_opts {
@@ -41,12 +45,26 @@ impl Default for ksym_table_opts {
             modules_path: std::ptr::null(),
             flags: 0,
             reserved: 0,
+            snapshot_dir: std::ptr::null(),
         }
     }
 }
 
-/// All `KSYM_TABLE_*` flags this version knows (none yet).
-pub const KSYM_TABLE_FLAGS_ALL: c_uint = 0;
+/// ksym_table_opts.flags: neither read nor write a table snapshot (0.2).
+///
+/// By default ksym_table_open, as root reading real addresses, maps a
+/// snapshot of the table written by an earlier open in the same boot
+/// (checked against the boot id, the kernel, the source file and the
+/// loadable modules of /proc/modules) instead of reading /proc/kallsyms,
+/// and writes one when there is none. The answers are the same: queries
+/// that may involve BPF, ftrace or kprobe symbols (a pseudo-module, their
+/// name shapes, a pattern that may match them, an address outside the
+/// kernel's and its modules' ranges, the module list) are answered from a
+/// fresh read, made when first needed.
+pub const KSYM_TABLE_NO_SNAPSHOT: c_uint = 1;
+
+/// All `KSYM_TABLE_*` flags this version knows.
+pub const KSYM_TABLE_FLAGS_ALL: c_uint = KSYM_TABLE_NO_SNAPSHOT;
 
 /// `ksym_symbol.flags`: the module is built into the kernel.
 pub const KSYM_SYM_BUILTIN: c_uint = 1;
@@ -119,6 +137,9 @@ unsafe fn make_options(o: &ksym_table_opts) -> Result<Options> {
             builtin_ranges_path: c_path(o.builtin_ranges_path),
             vmlinux_path: c_path(o.vmlinux_path),
             modules_path: c_path(o.modules_path),
+            no_snapshot: o.flags & KSYM_TABLE_NO_SNAPSHOT != 0,
+            snapshot_dir: c_path(o.snapshot_dir),
+            boot_id_path: None,
         })
     }
 }
@@ -136,10 +157,12 @@ pub(crate) unsafe fn options_from(opts: *const ksym_table_opts) -> Result<Option
 }
 
 fn boxed(table: Table) -> *mut ksym_table {
-    let diagnostics = table
-        .info()
+    let info = table.info();
+    let diagnostics = info
         .diagnostics
         .iter()
+        .cloned()
+        .chain(info.snapshot.describe())
         .map(|d| CString::new(d.replace('\0', "\\0")).unwrap_or_default())
         .collect();
     Box::into_raw(Box::new(ksym_table { table, diagnostics }))
@@ -388,6 +411,10 @@ pub const KSYM_STATS_KALLMODSYMS: c_uint = 1;
 pub const KSYM_STATS_BUILTIN_RANGES: c_uint = 2;
 /// ksym_table_stats.flags: sizes come from a vmlinux ELF.
 pub const KSYM_STATS_VMLINUX_SIZES: c_uint = 4;
+/// ksym_table_stats.flags: this table came from a snapshot (0.2).
+pub const KSYM_STATS_SNAPSHOT: c_uint = 8;
+/// ksym_table_stats.flags: this open wrote a new snapshot (0.2).
+pub const KSYM_STATS_SNAPSHOT_WRITTEN: c_uint = 16;
 
 /// Fills `out` (set out->sz first) with counts, memory and timings.
 ///
@@ -413,6 +440,12 @@ pub unsafe extern "C" fn ksym_table_stats(
         }
         if i.size_source == SizeSource::Vmlinux {
             flags |= KSYM_STATS_VMLINUX_SIZES;
+        }
+        if i.snapshot.loaded {
+            flags |= KSYM_STATS_SNAPSHOT;
+        }
+        if i.snapshot.written {
+            flags |= KSYM_STATS_SNAPSHOT_WRITTEN;
         }
         let s = ksym_table_stats {
             sz: std::mem::size_of::<ksym_table_stats>(),
@@ -474,7 +507,10 @@ pub struct ksym_module_info {
 pub unsafe extern "C" fn ksym_table_module_count(table: *const ksym_table) -> usize {
     value_call(0, || {
         // SAFETY: `table` as # Safety says.
-        Ok(unsafe { table_ref(table) }?.table.module_count())
+        Ok(unsafe { table_ref(table) }?
+            .table
+            .module_table()?
+            .module_count())
     })
 }
 
@@ -492,12 +528,9 @@ pub unsafe extern "C" fn ksym_table_module(
 ) -> c_int {
     int_call(|| {
         // SAFETY: `table` as # Safety says.
-        let t = unsafe { table_ref(table) }?;
-        let m: ModuleInfo = t.table.modules().nth(i).ok_or_else(|| {
-            Error::not_found(format!(
-                "no module {i}: the table has {}",
-                t.table.module_count()
-            ))
+        let t = unsafe { table_ref(table) }?.table.module_table()?;
+        let m: ModuleInfo = t.modules().nth(i).ok_or_else(|| {
+            Error::not_found(format!("no module {i}: the table has {}", t.module_count()))
         })?;
         let kind = match m.kind {
             ModuleKind::Vmlinux => ksym_module_kind::KSYM_MODULE_VMLINUX,

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 
-use super::query::{fold, module_eq, normalize_module, VMLINUX};
+use super::query::{fold, module_eq, normalize_module, Glob, Pattern, Query, VMLINUX};
 use crate::base::hash::{hash, KeyMap};
 use crate::error::{Error, Result};
 use crate::formats::kallsyms::module_names;
@@ -298,6 +298,148 @@ impl ModuleSet {
             + self.owners.capacity() * 16
             + (self.by_key.capacity() + self.by_set.capacity() + self.by_hash.capacity()) * 40
     }
+}
+
+impl ModuleSet {
+    /// The set as bytes (a table snapshot keeps it): each module's kind,
+    /// counts, range and name, then each owner's modules.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let put = |out: &mut Vec<u8>, v: u64| out.extend_from_slice(&v.to_le_bytes());
+        put(&mut out, self.modules.len() as u64);
+        for m in &self.modules {
+            let kind = match m.kind {
+                ModuleKind::Vmlinux => 0,
+                ModuleKind::Loadable => 1,
+                ModuleKind::Builtin => 2,
+                ModuleKind::Pseudo => 3,
+            };
+            put(&mut out, kind);
+            put(&mut out, m.symbols as u64);
+            put(&mut out, m.lo);
+            put(&mut out, m.hi);
+            put(&mut out, m.name.as_bytes().len() as u64);
+            out.extend_from_slice(m.name.as_bytes());
+        }
+        put(&mut out, self.owners.len() as u64);
+        for o in &self.owners {
+            put(&mut out, o.len() as u64);
+            for &m in o.iter() {
+                put(&mut out, m as u64);
+            }
+        }
+        out
+    }
+
+    /// The set [`ModuleSet::to_bytes`] wrote, with the same module and
+    /// owner ids; `None` if the bytes are not such a set.
+    pub fn from_bytes(b: &[u8]) -> Option<ModuleSet> {
+        struct Rd<'b>(&'b [u8], usize);
+        impl<'b> Rd<'b> {
+            fn u64(&mut self) -> Option<u64> {
+                let v = u64::from_le_bytes(self.0.get(self.1..self.1 + 8)?.try_into().ok()?);
+                self.1 += 8;
+                Some(v)
+            }
+            fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
+                let v = self.0.get(self.1..self.1.checked_add(n)?)?;
+                self.1 += n;
+                Some(v)
+            }
+        }
+        let mut r = Rd(b, 0);
+        let mut set = ModuleSet::new();
+        let n = r.u64()? as usize;
+        if n == 0 || n > 1 << 16 {
+            return None;
+        }
+        for i in 0..n {
+            let kind = match r.u64()? {
+                0 => ModuleKind::Vmlinux,
+                1 => ModuleKind::Loadable,
+                2 => ModuleKind::Builtin,
+                3 => ModuleKind::Pseudo,
+                _ => return None,
+            };
+            let (symbols, lo, hi, len) = (r.u64()?, r.u64()?, r.u64()?, r.u64()? as usize);
+            let name = r.bytes(len)?;
+            let id = if i == 0 {
+                (kind == ModuleKind::Vmlinux && name == VMLINUX).then_some(VMLINUX_MOD)?
+            } else {
+                set.intern(name, kind).ok()?
+            };
+            if id as usize != i {
+                return None;
+            }
+            let m = set.module_mut(id);
+            (m.symbols, m.lo, m.hi) = (symbols as usize, lo, hi);
+        }
+        let owners = r.u64()? as usize;
+        if owners == 0 || owners > 1 << 16 {
+            return None;
+        }
+        for o in 0..owners {
+            let k = r.u64()? as usize;
+            if k == 0 || k > n {
+                return None;
+            }
+            let mods: Vec<ModId> = (0..k)
+                .map(|_| r.u64().filter(|&m| (m as usize) < n).map(|m| m as ModId))
+                .collect::<Option<_>>()?;
+            if set.owner_of_set(&mods).ok()? as usize != o {
+                return None;
+            }
+        }
+        (set.owner_count() == owners && r.1 == b.len()).then_some(set)
+    }
+}
+
+/// The names pseudo-modules give their symbols start with one of these
+/// (see [`is_pseudo_name`]).
+const PSEUDO_NAME_STARTS: [&[u8]; 6] = [
+    b"bpf_prog_",
+    b"bpf_trampoline_",
+    b"bpf_dispatcher_",
+    b"ftrace_trampoline",
+    b"kprobe_insn_page",
+    b"kprobe_optinsn_page",
+];
+
+/// May a name matching `g` start with `start`? `false` only when the
+/// glob's literal beginning rules it out.
+fn may_start_with(g: &Glob<'_>, start: &[u8]) -> bool {
+    let (lit, whole) = g.literal_prefix();
+    let n = lit.len().min(start.len());
+    let same = if g.folds() {
+        lit[..n]
+            .iter()
+            .zip(&start[..n])
+            .all(|(a, b)| fold(*a) == fold(*b))
+    } else {
+        lit[..n] == start[..n]
+    };
+    same && (!whole || lit.len() >= start.len())
+}
+
+/// Could query `q` match a pseudo-module's symbol? (Those come and go
+/// without /proc/modules changing: a table snapshot cannot answer it.)
+pub fn query_may_match_pseudo(q: &Query<'_>) -> bool {
+    match q.module {
+        Some(m) => is_pseudo_module(m),
+        None => is_pseudo_name(q.name),
+    }
+}
+
+/// Could pattern `p` match a pseudo-module's symbol?
+pub fn pattern_may_match_pseudo(p: &Pattern<'_>) -> bool {
+    let module = match &p.module {
+        None => true,
+        Some(g) => g.matches(b"bpf") || may_start_with(g, b"__builtin__"),
+    };
+    module
+        && PSEUDO_NAME_STARTS
+            .iter()
+            .any(|s| may_start_with(&p.name, s))
 }
 
 /// `bpf` and `__builtin__*` are the pseudo-modules of /proc/kallsyms.

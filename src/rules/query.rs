@@ -209,6 +209,32 @@ impl<'a> Glob<'a> {
         self.literal.then_some(self.pat)
     }
 
+    /// What every match starts with (escapes undone), and whether that is
+    /// the whole pattern (a literal one).
+    pub fn literal_prefix(&self) -> (Vec<u8>, bool) {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.pat.len() {
+            match self.pat[i] {
+                b'*' | b'?' | b'[' => return (out, false),
+                b'\\' if i + 1 < self.pat.len() => {
+                    out.push(self.pat[i + 1]);
+                    i += 2;
+                }
+                c => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        (out, true)
+    }
+
+    /// Does it compare `-` and `_` as equal (a module glob)?
+    pub fn folds(&self) -> bool {
+        self.fold
+    }
+
     /// Does `s` match the whole pattern?
     pub fn matches(&self, s: &[u8]) -> bool {
         if self.literal {

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 mod build;
 pub(crate) mod parse;
+pub mod snapshot;
 mod symbolize;
 
 use crate::base::hash::{hash, NameIndex};
@@ -34,7 +35,9 @@ use crate::formats::kallsyms::{is_absolute_type, Format};
 use crate::formats::ranges::{self, Ranges};
 use crate::formats::vmlinux::ElfSymbols;
 use crate::rules::answer::{self, Decision, ModuleFilter};
-use crate::rules::modules::{ModId, ModuleKind, ModuleSet, OwnerId};
+use crate::rules::modules::{
+    pattern_may_match_pseudo, query_may_match_pseudo, ModId, ModuleKind, ModuleSet, OwnerId,
+};
 use crate::rules::query::{Pattern, Query};
 use crate::rules::suggest::Suggest;
 use parse::{parse_buffer, read_and_parse, Entry, Parsed, SIZE_FAR};
@@ -61,8 +64,16 @@ pub struct Options {
     pub builtin_ranges_path: Option<PathBuf>,
     /// A vmlinux ELF for exact sizes. Default: none.
     pub vmlinux_path: Option<PathBuf>,
-    /// What the cache watches for module changes. Default: /proc/modules.
+    /// What the cache watches for module changes, and what a snapshot is
+    /// checked against. Default: /proc/modules.
     pub modules_path: Option<PathBuf>,
+    /// Neither read nor write a snapshot (`KSYM_TABLE_NO_SNAPSHOT`).
+    pub no_snapshot: bool,
+    /// Where snapshots live. Default: /run/ksym.
+    pub snapshot_dir: Option<PathBuf>,
+    /// The boot id a snapshot is keyed by (tests: a fake one). Default:
+    /// /proc/sys/kernel/random/boot_id.
+    pub boot_id_path: Option<PathBuf>,
 }
 
 /// A symbol as the table hands it out. Strings borrow from the table.
@@ -129,6 +140,8 @@ pub struct Info {
     pub builtin_ranges: Option<PathBuf>,
     /// Things worth knowing that were not errors (skipped range sections...).
     pub diagnostics: Vec<String>,
+    /// What happened with the snapshot.
+    pub snapshot: snapshot::SnapshotInfo,
 }
 
 /// A module as listed by [`Table::modules`].
@@ -162,19 +175,86 @@ pub struct Table {
     /// compiler suffix, sorted; built on the first "not found".
     suggest: OnceLock<Vec<(u64, u32)>>,
     info: Info,
+    /// A table from a snapshot: the table read from its source, for the
+    /// queries that may touch pseudo-module symbols (BPF, ftrace), which a
+    /// snapshot never serves.
+    fresh: Option<Box<Fresh>>,
+}
+
+/// The table read from the source when first needed.
+pub(crate) struct Fresh {
+    opts: Options,
+    table: OnceLock<Result<Table>>,
+}
+
+impl Fresh {
+    pub(crate) fn new(opts: &Options) -> Fresh {
+        Fresh {
+            opts: Options {
+                no_snapshot: true,
+                ..opts.clone()
+            },
+            table: OnceLock::new(),
+        }
+    }
 }
 
 impl Table {
     /// Reads and indexes the kallsyms file named by the options (default
     /// /proc/kallmodsyms or /proc/kallsyms), with built-in module attribution
     /// and exact sizes where the options provide them.
+    ///
+    /// For the running kernel (as root, reading real addresses) a snapshot
+    /// of the table is tried first (see [`snapshot`]); on a miss the file is
+    /// read and a snapshot written for the next open. The answers are the
+    /// same either way.
     pub fn open(opts: &Options) -> Result<Table> {
         let path = opts
             .kallsyms_path
             .clone()
             .unwrap_or_else(default_kallsyms_path);
-        let (buf, parsed) = read_and_parse(&path)?;
         let ranges = ranges::from_option(opts.builtin_ranges_path.as_deref());
+        let plan = snapshot::Plan::new(
+            &Options {
+                builtin_ranges_path: Some(ranges.clone().unwrap_or_default()),
+                ..opts.clone()
+            },
+            &path,
+        );
+        let note = match &plan {
+            Ok(p) => match p.load(opts) {
+                Ok((mut t, bytes)) => {
+                    t.info.snapshot = snapshot::SnapshotInfo {
+                        path: Some(p.path().to_path_buf()),
+                        loaded: true,
+                        written: false,
+                        bytes,
+                        note: None,
+                    };
+                    return Ok(t);
+                }
+                Err(why) => why,
+            },
+            Err(why) => why.clone(),
+        };
+        let mut t = Self::open_file(opts, &path, ranges)?;
+        t.info.snapshot.note = Some(note);
+        if let Ok(p) = &plan {
+            t.info.snapshot.path = Some(p.path().to_path_buf());
+            match p.save(&t) {
+                Ok(n) => {
+                    t.info.snapshot.written = true;
+                    t.info.snapshot.bytes = n;
+                }
+                Err(why) => t.info.snapshot.note = Some(why),
+            }
+        }
+        Ok(t)
+    }
+
+    /// Reads and indexes the file (no snapshot).
+    fn open_file(opts: &Options, path: &Path, ranges: Option<PathBuf>) -> Result<Table> {
+        let (buf, parsed) = read_and_parse(path)?;
         Self::build(
             buf,
             parsed,
@@ -277,6 +357,7 @@ impl Table {
             index,
             modules,
             suggest: OnceLock::new(),
+            fresh: None,
             info: Info {
                 source,
                 format,
@@ -292,6 +373,7 @@ impl Table {
                 },
                 builtin_ranges: None,
                 diagnostics: Vec::new(),
+                snapshot: Default::default(),
             },
         };
         // Parser time (overlapping the read for files) plus indexing.
@@ -437,6 +519,10 @@ impl Table {
 
     /// [`Table::lookup`] for a parsed query.
     pub fn lookup_query(&self, q: &Query) -> Result<Lookup<'_>> {
+        self.route(query_may_match_pseudo(q))?.lookup_here(q)
+    }
+
+    fn lookup_here(&self, q: &Query) -> Result<Lookup<'_>> {
         let filter = ModuleFilter::of(q, &self.modules);
         let mut d = Decision::default();
         self.for_each_named(q.name, filter, |i| d.push(self.entries[i].addr, i));
@@ -456,6 +542,12 @@ impl Table {
     /// prints a few such lines twice) are reported once.
     pub fn lookup_all(&self, query: &[u8]) -> Result<Vec<Symbol<'_>>> {
         let q = Query::parse(query)?;
+        let t = self.route(query_may_match_pseudo(&q))?;
+        t.lookup_all_here(&q)
+    }
+
+    fn lookup_all_here(&self, q: &Query) -> Result<Vec<Symbol<'_>>> {
+        let q = *q;
         let filter = ModuleFilter::of(&q, &self.modules);
         let mut out: Vec<Symbol<'_>> = Vec::new();
         for i in self.matches(&q, filter) {
@@ -544,9 +636,18 @@ impl Table {
     pub fn for_each_match<B>(
         &self,
         pattern: &[u8],
-        mut f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
+        f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
     ) -> Result<Option<B>> {
         let p = Pattern::parse(pattern)?;
+        let t = self.route(pattern_may_match_pseudo(&p))?;
+        t.for_each_match_here(&p, f)
+    }
+
+    fn for_each_match_here<B>(
+        &self,
+        p: &Pattern,
+        mut f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
         // Which module of each owner the module glob selects (computed once per owner).
         let owner_module: Vec<Option<ModId>> = (0..self.modules.owner_count())
             .map(|o| {
@@ -596,6 +697,31 @@ impl Table {
             lo: m.lo,
             hi: m.hi,
         })
+    }
+
+    /// The table whose module list is current: this one, or for a table
+    /// from a snapshot the fresh read (pseudo-modules come and go).
+    pub fn module_table(&self) -> Result<&Table> {
+        self.route(true)
+    }
+
+    /// The table to answer from: this one, or, for a table from a snapshot
+    /// and a query that may touch pseudo-module symbols, the table read
+    /// from the source (once, when first needed).
+    fn route(&self, may_touch_pseudo: bool) -> Result<&Table> {
+        match &self.fresh {
+            Some(f) if may_touch_pseudo => f
+                .table
+                .get_or_init(|| Table::open(&f.opts))
+                .as_ref()
+                .map_err(Clone::clone),
+            _ => Ok(self),
+        }
+    }
+
+    /// Did this table come from a snapshot?
+    pub fn from_snapshot(&self) -> bool {
+        self.fresh.is_some()
     }
 
     pub fn module_count(&self) -> usize {

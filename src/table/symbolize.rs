@@ -18,7 +18,30 @@ impl Table {
     /// symbols never answer. `KSYM_ERR_NOT_FOUND` below the first symbol, past
     /// the last symbol of a region (a loadable module, a pseudo-module, the
     /// core image), and, with exact sizes, in a gap between symbols.
+    ///
+    /// A table from a snapshot answers an address inside the core kernel
+    /// or a loadable module itself; any other (where BPF programs,
+    /// trampolines and ftrace's live) from a fresh read.
     pub fn symbolize(&self, addr: u64) -> Result<(Symbol<'_>, u64)> {
+        let t = self.route(self.from_snapshot() && !self.covers(addr))?;
+        t.symbolize_here(addr)
+    }
+
+    /// Is `addr` between the lowest and highest symbol of the core kernel
+    /// or of a loadable module?
+    fn covers(&self, addr: u64) -> bool {
+        self.modules().any(|m| {
+            matches!(
+                m.kind,
+                crate::rules::modules::ModuleKind::Vmlinux
+                    | crate::rules::modules::ModuleKind::Loadable
+            ) && m.symbols > 0
+                && m.lo <= addr
+                && addr <= m.hi
+        })
+    }
+
+    fn symbolize_here(&self, addr: u64) -> Result<(Symbol<'_>, u64)> {
         let p = self.count_at_or_below(addr);
         if p == 0 {
             return Err(Error::not_found(format!(

@@ -1,0 +1,550 @@
+//! Table snapshots: the parsed table written to a file once per boot, and
+//! mapped by every later open instead of reading /proc/kallsyms.
+//!
+//! Valid for one key: the boot id, the kernel's release and version, the
+//! source's identity (device, inode, size, mtime: all zero for procfs) and
+//! the options' files (ranges, vmlinux), and the loadable modules of
+//! /proc/modules (name, size, state, address). Any difference is a miss:
+//! the table is read as without a snapshot, and a new snapshot written.
+//! Pseudo-module symbols (BPF, ftrace, kprobes) change without any of that
+//! changing: the table routes what may touch them to a fresh read (see
+//! [`super::Table::fresh`]).
+//!
+//! Only a process that reads real addresses from /proc/kallsyms and whose
+//! effective uid is 0 reads or writes snapshots; the default directory
+//! (/run/ksym) holds the default source's only (a table of a file named by
+//! `kallsyms_path` gets one only in a `snapshot_dir` named for it). The directory must be a
+//! real directory (no symlink) owned by that uid with no group or other
+//! permission (made 0700 if missing); a snapshot file must be a regular
+//! file owned by it, mode 0600, opened with `O_NOFOLLOW`, written to a
+//! temporary file and renamed into place.
+//!
+//! Format (native little-endian, version 1):
+//!
+//! ```text
+//! 0    "KSYMSNAP", version u32, header length u32 (= 256)
+//! 16   file length u64, checksum u64 of bytes [32, checked_end)
+//! 32   checked_end u64, then (offset, length) u64 pairs of: key, meta,
+//!      sample (u64s), top (u64s), entries (24-byte entries), index slots
+//!      (u64s), text; then the text's base u64
+//! 256  key, meta (Info, module set, index parameters), sample, top:
+//!      checksummed
+//!      entries, index slots, text: not checksummed (10 MB would cost what
+//!      the whole open may), bounds-checked where used
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::parse::Entry;
+use super::{Info, Options, SizeSource, Table};
+use crate::base::hash::{hash, NameIndex};
+use crate::base::mapped::{Mapping, Store};
+use crate::formats::kallsyms::Format;
+use crate::rules::modules::ModuleSet;
+
+pub const DEFAULT_DIR: &str = "/run/ksym";
+const MAGIC: &[u8; 8] = b"KSYMSNAP";
+const VERSION: u32 = 1;
+const HEADER: usize = 256;
+
+/// Where a table's snapshot lives and what it must match.
+pub(super) struct Plan {
+    path: PathBuf,
+    dir: PathBuf,
+    key: Vec<u8>,
+    /// The key's module part, to check again after the read.
+    modules: Vec<u8>,
+    modules_path: PathBuf,
+}
+
+/// What happened with the snapshot, for the stats and the CLI.
+#[derive(Clone, Debug, Default)]
+pub struct SnapshotInfo {
+    pub path: Option<PathBuf>,
+    /// The table came from it.
+    pub loaded: bool,
+    /// A new one was written.
+    pub written: bool,
+    pub bytes: usize,
+    /// Why none was used or written, when that is worth saying.
+    pub note: Option<String>,
+}
+
+impl SnapshotInfo {
+    /// One line for the table's diagnostics.
+    pub fn describe(&self) -> Option<String> {
+        let path = self.path.as_ref().map(|p| p.display().to_string());
+        let path = path.as_deref().unwrap_or("-");
+        if self.loaded {
+            Some(format!(
+                "snapshot: the table comes from {path} ({} bytes)",
+                self.bytes
+            ))
+        } else if self.written {
+            Some(format!(
+                "snapshot: written to {path} ({} bytes){}",
+                self.bytes,
+                self.note
+                    .as_ref()
+                    .map(|n| format!("; none used: {n}"))
+                    .unwrap_or_default()
+            ))
+        } else {
+            self.note.as_ref().map(|n| format!("snapshot: {n}"))
+        }
+    }
+}
+
+fn le(v: u64) -> [u8; 8] {
+    v.to_le_bytes()
+}
+
+fn word(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A file's identity, or zeros (procfs, or missing).
+fn identity(path: &Path) -> [u64; 4] {
+    match std::fs::metadata(path) {
+        Ok(m) if m.size() > 0 => [
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime() as u64 * 1_000_000_000 + m.mtime_nsec() as u64,
+        ],
+        _ => [0; 4],
+    }
+}
+
+fn push_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&le(s.len() as u64));
+    out.extend_from_slice(s);
+}
+
+/// Is this process one that may use snapshots: effective uid 0, and
+/// /proc/kallsyms shows it real addresses?
+fn privileged() -> bool {
+    if crate::base::sys::euid() != 0 {
+        return false;
+    }
+    let Ok(mut f) = File::open("/proc/kallsyms") else {
+        return false;
+    };
+    let mut first = [0u8; 256];
+    let n = std::io::Read::read(&mut f, &mut first).unwrap_or(0);
+    let line = &first[..n];
+    let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    hex > 0 && line[..hex].iter().any(|&c| c != b'0')
+}
+
+/// A directory or file is ours: owned by `uid`, no group or other
+/// permission, not a symlink.
+fn owned_private(m: &std::fs::Metadata, uid: u32) -> bool {
+    m.uid() == uid && m.mode() & 0o077 == 0 && !m.file_type().is_symlink()
+}
+
+impl Plan {
+    /// The snapshot plan for a table opened with `opts`, or why there is
+    /// none (disabled, not privileged).
+    pub(super) fn new(opts: &Options, source: &Path) -> Result<Plan, String> {
+        if opts.no_snapshot {
+            return Err("disabled (KSYM_TABLE_NO_SNAPSHOT)".into());
+        }
+        // /run/ksym holds the running kernel's table only: a file named by
+        // the caller gets a snapshot in a directory the caller names.
+        if opts.kallsyms_path.is_some() && opts.snapshot_dir.is_none() {
+            return Err(
+                "not used: a kallsyms_path gets a snapshot only in a snapshot_dir named for it"
+                    .into(),
+            );
+        }
+        if !privileged() {
+            return Err("not used: needs euid 0 and real addresses in /proc/kallsyms".into());
+        }
+        let dir = opts
+            .snapshot_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
+        let boot_id_path = opts
+            .boot_id_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/proc/sys/kernel/random/boot_id"));
+        let boot = std::fs::read(&boot_id_path)
+            .map_err(|e| format!("not used: cannot read {}: {e}", boot_id_path.display()))?;
+        let (release, version) = crate::base::sys::kernel_release_version();
+        let ranges = opts.builtin_ranges_path.clone().unwrap_or_default();
+        let vmlinux = opts.vmlinux_path.clone().unwrap_or_default();
+        // The name: which source and options; the key: which boot and files.
+        let mut what = Vec::new();
+        for p in [source, &ranges, &vmlinux] {
+            push_str(&mut what, p.as_os_str().as_encoded_bytes());
+        }
+        what.push(opts.builtin_ranges_path.is_none() as u8);
+        let mut key = what.clone();
+        push_str(&mut key, &boot);
+        push_str(&mut key, &release);
+        push_str(&mut key, &version);
+        for p in [source, &ranges, &vmlinux] {
+            for v in identity(p) {
+                key.extend_from_slice(&le(v));
+            }
+        }
+        let modules_path = opts
+            .modules_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/proc/modules"));
+        let modules = modules_key(&modules_path);
+        key.extend_from_slice(&modules);
+        Ok(Plan {
+            path: dir.join(format!("table-{:016x}.snap", hash(&what))),
+            dir,
+            key,
+            modules,
+            modules_path,
+        })
+    }
+
+    /// The table of a valid snapshot, if there is one.
+    pub(super) fn load(&self, opts: &Options) -> Result<(Table, usize), String> {
+        let uid = crate::base::sys::euid();
+        let none_yet = |e: std::io::Error, p: &Path| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "none yet".to_string()
+            } else {
+                format!("{}: {e}", p.display())
+            }
+        };
+        let dm = std::fs::symlink_metadata(&self.dir).map_err(|e| none_yet(e, &self.dir))?;
+        if !dm.is_dir() || !owned_private(&dm, uid) {
+            return Err(format!(
+                "{}: not a private directory of uid {uid}: not trusted",
+                self.dir.display()
+            ));
+        }
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.path)
+            .map_err(|e| none_yet(e, &self.path))?;
+        let m = f.metadata().map_err(|e| e.to_string())?;
+        if !m.is_file() || !owned_private(&m, uid) {
+            return Err(format!(
+                "{}: not a private file of uid {uid}: not trusted",
+                self.path.display()
+            ));
+        }
+        let len = m.len() as usize;
+        if len < HEADER {
+            return Err(format!("{}: truncated", self.path.display()));
+        }
+        let map = Arc::new(Mapping::new(&f, len).map_err(|e| e.to_string())?);
+        let t = from_mapping(&map, &self.key, opts).ok_or_else(|| {
+            format!(
+                "{}: stale, foreign or damaged: not used",
+                self.path.display()
+            )
+        })?;
+        Ok((t, len))
+    }
+
+    /// Writes `t` as the snapshot, unless the modules changed while it
+    /// was read (then the snapshot could claim symbols it lacks).
+    pub(super) fn save(&self, t: &Table) -> Result<usize, String> {
+        if modules_key(&self.modules_path) != self.modules {
+            return Err("not written: modules changed while the table was read".into());
+        }
+        let uid = crate::base::sys::euid();
+        match std::fs::symlink_metadata(&self.dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&self.dir)
+                    .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+            }
+            Err(e) => return Err(format!("{}: {e}", self.dir.display())),
+            Ok(_) => {}
+        }
+        let dm = std::fs::symlink_metadata(&self.dir).map_err(|e| e.to_string())?;
+        if !dm.is_dir() || !owned_private(&dm, uid) {
+            return Err(format!(
+                "{}: not a private directory of uid {uid}: not written",
+                self.dir.display()
+            ));
+        }
+        let tmp = self.dir.join(format!(
+            ".table-{}-{:x}.tmp",
+            std::process::id(),
+            hash(&le(std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)))
+        ));
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let written = write_to(&mut f, t, &self.key);
+        let written = written.and_then(|n| f.flush().map(|_| n));
+        drop(f);
+        match written.and_then(|n| std::fs::rename(&tmp, &self.path).map(|_| n)) {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(format!("{}: {e}", self.path.display()))
+            }
+        }
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The loadable modules of `path` as the key holds them: name, size,
+/// state, address, sorted (refcounts change without anything moving).
+fn modules_key(path: &Path) -> Vec<u8> {
+    let text = std::fs::read(path).unwrap_or_default();
+    let mut mods = crate::formats::proc_modules::parse(&text);
+    mods.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = Vec::new();
+    out.extend_from_slice(&le(mods.len() as u64));
+    for m in mods {
+        push_str(&mut out, &m.name);
+        push_str(&mut out, &m.state);
+        out.extend_from_slice(&le(m.size));
+        out.extend_from_slice(&le(m.addr));
+    }
+    out
+}
+
+/// Reads the meta section.
+struct Reader<'b>(&'b [u8], usize);
+
+impl<'b> Reader<'b> {
+    fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
+        let v = self.0.get(self.1..self.1.checked_add(n)?)?;
+        self.1 += n;
+        Some(v)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.bytes(8)
+            .and_then(|v| v.try_into().ok())
+            .map(u64::from_le_bytes)
+    }
+    fn string(&mut self) -> Option<&'b [u8]> {
+        let n = self.u64()? as usize;
+        self.bytes(n)
+    }
+}
+
+fn pad_to(out: &mut Vec<u8>, align: usize) {
+    while out.len() % align != 0 {
+        out.push(0);
+    }
+}
+
+/// The meta section: what the table needs beyond its arrays.
+fn meta(t: &Table) -> Vec<u8> {
+    let mut m = Vec::new();
+    let (_, parts, part_len, idx_bits) = t.index.parts();
+    for v in [
+        t.n_abs as u64,
+        parts as u64,
+        part_len as u64,
+        idx_bits as u64,
+        t.info.lines as u64,
+        t.info.file_bytes as u64,
+        match t.info.format {
+            Format::Kallsyms => 0,
+            Format::Kallmodsyms => 1,
+        },
+        match t.info.size_source {
+            SizeSource::Estimated => 0,
+            SizeSource::Kallmodsyms => 1,
+            SizeSource::Vmlinux => 2,
+        },
+    ] {
+        m.extend_from_slice(&le(v));
+    }
+    push_str(&mut m, t.info.source.as_bytes());
+    let ranges = t
+        .info
+        .builtin_ranges
+        .as_ref()
+        .map(|p| p.as_os_str().as_encoded_bytes().to_vec());
+    m.push(ranges.is_some() as u8);
+    push_str(&mut m, ranges.as_deref().unwrap_or_default());
+    m.extend_from_slice(&le(t.info.diagnostics.len() as u64));
+    for d in &t.info.diagnostics {
+        push_str(&mut m, d.as_bytes());
+    }
+    push_str(&mut m, &t.modules.to_bytes());
+    m
+}
+
+/// Writes the snapshot of `t`; returns its size.
+fn write_to(f: &mut File, t: &Table, key: &[u8]) -> std::io::Result<usize> {
+    let meta = meta(t);
+    let (slots, ..) = t.index.parts();
+    let text = &t.buf[t.base..];
+    // The checked part, then the big arrays (8-aligned), the text last at
+    // an offset of at least `base` (see `from_mapping`).
+    let mut head = vec![0u8; HEADER];
+    let sec = |head: &mut Vec<u8>, bytes: &[u8]| -> (u64, u64) {
+        pad_to(head, 8);
+        let at = head.len() as u64;
+        head.extend_from_slice(bytes);
+        (at, bytes.len() as u64)
+    };
+    let key_s = sec(&mut head, key);
+    let meta_s = sec(&mut head, &meta);
+    let sample_s = sec(&mut head, t.sample.as_bytes());
+    let top_s = sec(&mut head, t.top.as_bytes());
+    pad_to(&mut head, 8);
+    let checked_end = head.len();
+    let entries_at = checked_end as u64;
+    let entries_len = t.entries.as_bytes().len() as u64;
+    let slots_at = entries_at + entries_len;
+    let slots_len = slots.as_bytes().len() as u64;
+    let text_at = (slots_at + slots_len).max(t.base as u64);
+    let total = text_at + text.len() as u64;
+    let h = &mut head[..HEADER];
+    h[0..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&(HEADER as u32).to_le_bytes());
+    h[16..24].copy_from_slice(&le(total));
+    let mut fields = vec![checked_end as u64];
+    for (a, l) in [key_s, meta_s, sample_s, top_s] {
+        fields.extend([a, l]);
+    }
+    fields.extend([
+        entries_at,
+        t.entries.len() as u64,
+        slots_at,
+        slots.len() as u64,
+        text_at,
+        text.len() as u64,
+    ]);
+    fields.push(t.base as u64);
+    for (i, v) in fields.iter().enumerate() {
+        h[32 + 8 * i..40 + 8 * i].copy_from_slice(&le(*v));
+    }
+    let sum = hash(&head[32..checked_end]);
+    head[24..32].copy_from_slice(&le(sum));
+    f.write_all(&head)?;
+    f.write_all(t.entries.as_bytes())?;
+    f.write_all(slots.as_bytes())?;
+    let gap = text_at - (slots_at + slots_len);
+    if gap > 0 {
+        f.write_all(&vec![0u8; gap as usize])?;
+    }
+    f.write_all(text)?;
+    Ok(total as usize)
+}
+
+/// The table in `map`, if it is a snapshot for `key` and every count and
+/// offset the header gives is consistent.
+fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table> {
+    let b = map.bytes();
+    if &b[0..8] != MAGIC
+        || u32::from_le_bytes(b[8..12].try_into().ok()?) != VERSION
+        || u32::from_le_bytes(b[12..16].try_into().ok()?) as usize != HEADER
+        || word(b, 16)? as usize != b.len()
+    {
+        return None;
+    }
+    let f = |i: usize| word(b, 32 + 8 * i).map(|v| v as usize);
+    let checked_end = f(0)?;
+    if checked_end < HEADER || checked_end > b.len() || hash(&b[32..checked_end]) != word(b, 24)? {
+        return None;
+    }
+    let part = |i: usize| -> Option<&[u8]> {
+        let (at, len) = (f(1 + 2 * i)?, f(2 + 2 * i)?);
+        b.get(at..at.checked_add(len)?)
+    };
+    if part(0)? != key {
+        return None;
+    }
+    let meta = part(1)?;
+    let (sample_at, sample_len) = (f(5)?, f(6)? / 8);
+    let (top_at, top_len) = (f(7)?, f(8)? / 8);
+    let (entries_at, n_entries) = (f(9)?, f(10)?);
+    let (slots_at, n_slots) = (f(11)?, f(12)?);
+    let (text_at, text_len) = (f(13)?, f(14)?);
+    let base = f(15)?;
+    let sample: Store<u64> = Store::mapped(map, sample_at, sample_len)?;
+    let top: Store<u64> = Store::mapped(map, top_at, top_len)?;
+    let entries: Store<Entry> = Store::mapped(map, entries_at, n_entries)?;
+    let slots: Store<u64> = Store::mapped(map, slots_at, n_slots)?;
+    // The text as the table indexes it: `base` bytes before it (never
+    // read: every name offset is past them) belong to the file before.
+    let buf: Store<u8> =
+        Store::mapped(map, text_at.checked_sub(base)?, base.checked_add(text_len)?)?;
+
+    // Meta.
+    let mut r = Reader(meta, 0);
+    let nums: Vec<u64> = (0..8).map(|_| r.u64()).collect::<Option<_>>()?;
+    let source = String::from_utf8(r.string()?.to_vec()).ok()?;
+    let has_ranges = r.bytes(1)?[0] == 1;
+    let ranges = r.string()?;
+    let nd = r.u64()? as usize;
+    let mut diagnostics = Vec::new();
+    for _ in 0..nd.min(1 << 12) {
+        diagnostics.push(String::from_utf8_lossy(r.string()?).into_owned());
+    }
+    let modules = ModuleSet::from_bytes(r.string()?)?;
+    let n_abs = nums[0] as usize;
+    let index = NameIndex::from_parts(slots, nums[1] as usize, nums[2] as usize, nums[3] as u32)?;
+    if n_abs > entries.len()
+        || entries
+            .iter()
+            .take(1)
+            .any(|e| e.owner as usize >= modules.owner_count())
+    {
+        return None;
+    }
+    let format = match nums[6] {
+        0 => Format::Kallsyms,
+        1 => Format::Kallmodsyms,
+        _ => return None,
+    };
+    let size_source = match nums[7] {
+        0 => SizeSource::Estimated,
+        1 => SizeSource::Kallmodsyms,
+        2 => SizeSource::Vmlinux,
+        _ => return None,
+    };
+    use std::os::unix::ffi::OsStrExt;
+    Some(Table {
+        buf,
+        base,
+        entries,
+        n_abs,
+        sample,
+        top,
+        index,
+        modules,
+        suggest: Default::default(),
+        info: Info {
+            source,
+            format,
+            lines: nums[4] as usize,
+            file_bytes: nums[5] as usize,
+            read_ns: 0,
+            parse_ns: 0,
+            attribution_ns: 0,
+            size_source,
+            builtin_ranges: has_ranges.then(|| PathBuf::from(std::ffi::OsStr::from_bytes(ranges))),
+            diagnostics,
+            snapshot: SnapshotInfo::default(),
+        },
+        fresh: Some(Box::new(super::Fresh::new(opts))),
+    })
+}
