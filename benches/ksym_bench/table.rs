@@ -57,6 +57,8 @@ pub fn bench_table(live: &Path, copy: &Path) {
         ));
     }
 
+    snapshot_rows(live, &mut rows, &mut buf);
+
     // Regular file.
     let runs = 31;
     let read_file = time(runs, || plain_read(copy, &mut buf));
@@ -208,4 +210,84 @@ pub fn bench_table(live: &Path, copy: &Path) {
         ),
     ));
     print_table("Kernel symbol table", &rows);
+}
+
+/// The snapshot (issue 13): the default source's table, opened with a
+/// snapshot being written (a boot's first open) and from the snapshot (every
+/// later one), each round after a plain read of the source.
+fn snapshot_rows(live: &Path, rows: &mut Vec<Row>, buf: &mut [u8]) {
+    let dir = std::env::temp_dir().join(format!("ksym-bench-snap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cdir = CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    let opts = ksym_table_opts {
+        snapshot_dir: cdir.as_ptr(),
+        ..Default::default()
+    };
+    let open = || {
+        let t = unsafe { ksym_table_open(&opts) };
+        assert!(!t.is_null());
+        let mut st = ksym_table_stats {
+            sz: std::mem::size_of::<ksym_table_stats>(),
+            ..unsafe { std::mem::zeroed() }
+        };
+        unsafe { ksym_table_stats(t, &mut st) };
+        (Guard(t), st.flags)
+    };
+    let (_, flags) = open();
+    if flags & (KSYM_STATS_SNAPSHOT | KSYM_STATS_SNAPSHOT_WRITTEN) == 0 {
+        rows.push(row(
+            "table snapshot: not possible here (needs root and real addresses)",
+            "",
+            "",
+            "",
+        ));
+        return;
+    }
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    };
+    let (mut read, mut first, mut second) = (vec![], vec![], vec![]);
+    let mut size = 0;
+    for _ in 0..21 {
+        for f in files() {
+            std::fs::remove_file(f).unwrap();
+        }
+        read.push(time(1, || plain_read(live, buf)));
+        first.push(time(1, || {
+            let (g, f) = open();
+            assert!(f & KSYM_STATS_SNAPSHOT_WRITTEN != 0);
+            g
+        }));
+        size = files()
+            .iter()
+            .map(|f| std::fs::metadata(f).unwrap().len())
+            .sum::<u64>();
+        second.push(time(1, || {
+            let (g, f) = open();
+            assert!(f & KSYM_STATS_SNAPSHOT != 0);
+            g
+        }));
+    }
+    let r1 = paired_ratio(&first, &read);
+    let r2 = paired_ratio(&second, &read);
+    rows.push(row(
+        "ksym_table_open of the running kernel, first of a boot (writes the snapshot)",
+        ms(median(first.clone())),
+        format!("{r1:.3}"),
+        format!("≤ 1.10 × read: {}", verdict(r1 <= 1.10)),
+    ));
+    rows.push(row(
+        format!(
+            "ksym_table_open of the running kernel from the snapshot ({:.1} MB)",
+            size as f64 / 1e6
+        ),
+        ms(median(second.clone())),
+        format!("{r2:.4}"),
+        format!("≤ 0.02 × read: {}", verdict(r2 <= 0.02)),
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
 }

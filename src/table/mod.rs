@@ -229,6 +229,7 @@ impl Table {
                         loaded: true,
                         written: false,
                         bytes,
+                        write_ns: 0,
                         note: None,
                     };
                     return Ok(t);
@@ -237,14 +238,37 @@ impl Table {
             },
             Err(why) => why.clone(),
         };
-        let mut t = Self::open_file(opts, &path, ranges)?;
+        // Writing the snapshot starts before the read: its text goes to the
+        // file while the kernel prints the rest.
+        let writer = plan.as_ref().ok().map(|p| p.begin());
+        let sink = |piece: &[u8], off: usize, base: usize| {
+            if let Some(Ok(w)) = &writer {
+                w.sink(piece, off, base)
+            }
+        };
+        let opened = Self::open_file(opts, &path, ranges, Some(&sink));
+        let mut t = match opened {
+            Ok(t) => t,
+            Err(e) => {
+                if let (Ok(p), Some(Ok(w))) = (&plan, writer) {
+                    p.abandon(w);
+                }
+                return Err(e);
+            }
+        };
         t.info.snapshot.note = Some(note);
-        if let Ok(p) = &plan {
+        if let (Ok(p), Some(w)) = (&plan, writer) {
             t.info.snapshot.path = Some(p.path().to_path_buf());
-            match p.save(&t) {
-                Ok(n) => {
+            let written = w.and_then(|w| {
+                let t1 = Instant::now();
+                let n = p.finish(w, &t)?;
+                Ok((n, t1.elapsed()))
+            });
+            match written {
+                Ok((n, took)) => {
                     t.info.snapshot.written = true;
                     t.info.snapshot.bytes = n;
+                    t.info.snapshot.write_ns = took.as_nanos() as u64;
                 }
                 Err(why) => t.info.snapshot.note = Some(why),
             }
@@ -253,8 +277,13 @@ impl Table {
     }
 
     /// Reads and indexes the file (no snapshot).
-    fn open_file(opts: &Options, path: &Path, ranges: Option<PathBuf>) -> Result<Table> {
-        let (buf, parsed) = read_and_parse(path)?;
+    fn open_file(
+        opts: &Options,
+        path: &Path,
+        ranges: Option<PathBuf>,
+        sink: Option<parse::TextSink<'_>>,
+    ) -> Result<Table> {
+        let (buf, parsed) = read_and_parse(path, sink)?;
         Self::build(
             buf,
             parsed,
@@ -722,6 +751,11 @@ impl Table {
     /// Did this table come from a snapshot?
     pub fn from_snapshot(&self) -> bool {
         self.fresh.is_some()
+    }
+
+    /// For a table from a snapshot: has a query needed the fresh read?
+    pub fn fresh_read(&self) -> bool {
+        self.fresh.as_ref().is_some_and(|f| f.table.get().is_some())
     }
 
     pub fn module_count(&self) -> usize {

@@ -357,7 +357,14 @@ const READ_SLICE: usize = 256 << 10;
 
 /// Reads `path` and parses it at the same time. Returns the text (names
 /// NUL-terminated in place, a newline appended if missing) and its columns.
-pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
+/// Called with each piece of the text once it is parsed (final: names
+/// NUL-terminated), its offset in the text, and the text's `base` in the
+/// buffer: a snapshot writes the text while the kernel is still printing
+/// the rest. Pieces come in order; a piece not given (the file outgrew the
+/// reservation) is the caller's to write.
+pub(crate) type TextSink<'a> = &'a (dyn Fn(&[u8], usize, usize) + Sync);
+
+pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<(Vec<u8>, Parsed)> {
     let shown = path.display().to_string();
     let t0 = Instant::now();
     let mut f = File::open(path).map_err(|e| Error::io(&e, format!("cannot open {shown}")))?;
@@ -411,9 +418,13 @@ pub(crate) fn read_and_parse(path: &Path) -> Result<(Vec<u8>, Parsed)> {
     let outcome = std::thread::scope(|s| {
         let (tx, rx) = sync_channel::<(&mut [u8], usize)>(256);
         let parser = &mut parser;
+        let text_base = base;
         let worker = s.spawn(move || {
-            for (chunk, base) in rx {
-                parser.feed(chunk, base)?;
+            for (chunk, at) in rx {
+                parser.feed(chunk, at)?;
+                if let Some(sink) = sink {
+                    sink(chunk, at - text_base, text_base);
+                }
             }
             Ok::<(), LineFailure>(())
         });
@@ -624,7 +635,7 @@ mod tests {
         let mut text = sample(30_000);
         text.pop(); // no final newline
         std::fs::write(&path, &text).unwrap();
-        let (buf, p) = read_and_parse(&path).unwrap();
+        let (buf, p) = read_and_parse(&path, None).unwrap();
         let mut copy = text.clone();
         let q = parse_buffer(&mut copy, 0, "x").unwrap();
         assert_eq!(buf[p.base..], copy[..]);

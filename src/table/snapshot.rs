@@ -23,20 +23,22 @@
 //!
 //! ```text
 //! 0    "KSYMSNAP", version u32, header length u32 (= 256)
-//! 16   file length u64, checksum u64 of bytes [32, checked_end)
-//! 32   checked_end u64, then (offset, length) u64 pairs of: key, meta,
-//!      sample (u64s), top (u64s), entries (24-byte entries), index slots
-//!      (u64s), text; then the text's base u64
-//! 256  key, meta (Info, module set, index parameters), sample, top:
-//!      checksummed
-//!      entries, index slots, text: not checksummed (10 MB would cost what
-//!      the whole open may), bounds-checked where used
+//! 16   file length u64, checksum u64 (of the header's bytes 32..256 and
+//!      the checked part)
+//! 32   the checked part's start and end, then (offset, length) u64 pairs
+//!      of: key, meta, sample (u64s), top (u64s), entries (24-byte entries),
+//!      index slots (u64s), text; then the text's base u64
+//! ...  the text, at its base (or 2 MiB after it: a hole), written while
+//!      the source is still being read
+//! ...  the checked part: key, meta (Info, module set, index parameters),
+//!      sample, top; then entries and index slots, not checksummed (10 MB
+//!      would cost what the whole open may), bounds-checked where used
 //! ```
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::parse::Entry;
@@ -61,6 +63,45 @@ pub(super) struct Plan {
     modules_path: PathBuf,
 }
 
+/// A snapshot being written: its temporary file, and how much of the text
+/// was written while the source was read.
+pub(super) struct Writer {
+    file: File,
+    tmp: PathBuf,
+    streamed: AtomicUsize,
+    failed: AtomicBool,
+}
+
+impl Writer {
+    /// Writes a parsed piece of the text (at `off` in it; `base`: where the
+    /// text starts in the table's buffer) where the snapshot keeps it.
+    pub(super) fn sink(&self, piece: &[u8], off: usize, base: usize) {
+        use std::os::unix::fs::FileExt;
+        if self.failed.load(Ordering::Relaxed) || self.streamed.load(Ordering::Relaxed) != off {
+            self.failed.store(true, Ordering::Relaxed);
+            return;
+        }
+        match self.file.write_all_at(piece, text_pos(base) + off as u64) {
+            Ok(()) => {
+                self.streamed.fetch_add(piece.len(), Ordering::Relaxed);
+            }
+            Err(_) => self.failed.store(true, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Where the text goes in the file: at its own `base`, so that the
+/// table's view of it (which starts `base` bytes before the text) starts at
+/// byte 0; 2 MiB further (a hole, which costs nothing) when that would
+/// overlap the header.
+fn text_pos(base: usize) -> u64 {
+    if base >= HEADER {
+        base as u64
+    } else {
+        (base + (2 << 20)) as u64
+    }
+}
+
 /// What happened with the snapshot, for the stats and the CLI.
 #[derive(Clone, Debug, Default)]
 pub struct SnapshotInfo {
@@ -70,6 +111,8 @@ pub struct SnapshotInfo {
     /// A new one was written.
     pub written: bool,
     pub bytes: usize,
+    /// Time spent writing it (0 if none was written).
+    pub write_ns: u64,
     /// Why none was used or written, when that is worth saying.
     pub note: Option<String>,
 }
@@ -86,8 +129,9 @@ impl SnapshotInfo {
             ))
         } else if self.written {
             Some(format!(
-                "snapshot: written to {path} ({} bytes){}",
+                "snapshot: written to {path} ({} bytes, {:.3} ms){}",
                 self.bytes,
+                self.write_ns as f64 / 1e6,
                 self.note
                     .as_ref()
                     .map(|n| format!("; none used: {n}"))
@@ -251,12 +295,10 @@ impl Plan {
         Ok((t, len))
     }
 
-    /// Writes `t` as the snapshot, unless the modules changed while it
-    /// was read (then the snapshot could claim symbols it lacks).
-    pub(super) fn save(&self, t: &Table) -> Result<usize, String> {
-        if modules_key(&self.modules_path) != self.modules {
-            return Err("not written: modules changed while the table was read".into());
-        }
+    /// Starts writing a snapshot: the private directory (made if missing)
+    /// and a temporary file in it, which the text is streamed into while
+    /// the source is read ([`Writer::sink`]).
+    pub(super) fn begin(&self) -> Result<Writer, String> {
         let uid = crate::base::sys::euid();
         match std::fs::symlink_metadata(&self.dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -276,30 +318,49 @@ impl Plan {
                 self.dir.display()
             ));
         }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         let tmp = self.dir.join(format!(
             ".table-{}-{:x}.tmp",
             std::process::id(),
-            hash(&le(std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64)))
+            hash(&le(nanos))
         ));
-        let mut f = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)
             .map_err(|e| format!("{}: {e}", tmp.display()))?;
-        let written = write_to(&mut f, t, &self.key);
-        let written = written.and_then(|n| f.flush().map(|_| n));
-        drop(f);
-        match written.and_then(|n| std::fs::rename(&tmp, &self.path).map(|_| n)) {
-            Ok(n) => Ok(n),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(format!("{}: {e}", self.path.display()))
-            }
+        Ok(Writer {
+            file,
+            tmp,
+            streamed: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    /// Finishes the snapshot of `t` and renames it into place, unless the
+    /// modules changed while it was read (then the snapshot could claim
+    /// symbols it lacks). Returns its size.
+    pub(super) fn finish(&self, w: Writer, t: &Table) -> Result<usize, String> {
+        let done = if modules_key(&self.modules_path) != self.modules {
+            Err("not written: modules changed while the table was read".to_string())
+        } else {
+            write_to(&w, t, &self.key)
+                .and_then(|n| std::fs::rename(&w.tmp, &self.path).map(|_| n))
+                .map_err(|e| format!("{}: {e}", self.path.display()))
+        };
+        if done.is_err() {
+            let _ = std::fs::remove_file(&w.tmp);
         }
+        done
+    }
+
+    /// Gives up a snapshot begun (the read failed).
+    pub(super) fn abandon(&self, w: Writer) {
+        let _ = std::fs::remove_file(&w.tmp);
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -389,38 +450,39 @@ fn meta(t: &Table) -> Vec<u8> {
     m
 }
 
-/// Writes the snapshot of `t`; returns its size.
-fn write_to(f: &mut File, t: &Table, key: &[u8]) -> std::io::Result<usize> {
+/// Writes the snapshot of `t` (the text too, unless it was all streamed);
+/// returns its size.
+fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
     let meta = meta(t);
     let (slots, ..) = t.index.parts();
     let text = &t.buf[t.base..];
-    // The checked part, then the big arrays (8-aligned), the text last at
-    // an offset of at least `base` (see `from_mapping`).
-    let mut head = vec![0u8; HEADER];
-    let sec = |head: &mut Vec<u8>, bytes: &[u8]| -> (u64, u64) {
-        pad_to(head, 8);
-        let at = head.len() as u64;
-        head.extend_from_slice(bytes);
+    let text_at = text_pos(t.base);
+    // After the text: the checked part, then the big arrays (8-aligned).
+    let chk_at = (text_at + text.len() as u64).next_multiple_of(8);
+    let mut chk = Vec::new();
+    let sec = |chk: &mut Vec<u8>, bytes: &[u8]| -> (u64, u64) {
+        pad_to(chk, 8);
+        let at = chk_at + chk.len() as u64;
+        chk.extend_from_slice(bytes);
         (at, bytes.len() as u64)
     };
-    let key_s = sec(&mut head, key);
-    let meta_s = sec(&mut head, &meta);
-    let sample_s = sec(&mut head, t.sample.as_bytes());
-    let top_s = sec(&mut head, t.top.as_bytes());
-    pad_to(&mut head, 8);
-    let checked_end = head.len();
-    let entries_at = checked_end as u64;
-    let entries_len = t.entries.as_bytes().len() as u64;
-    let slots_at = entries_at + entries_len;
-    let slots_len = slots.as_bytes().len() as u64;
-    let text_at = (slots_at + slots_len).max(t.base as u64);
-    let total = text_at + text.len() as u64;
-    let h = &mut head[..HEADER];
+    let key_s = sec(&mut chk, key);
+    let meta_s = sec(&mut chk, &meta);
+    let sample_s = sec(&mut chk, t.sample.as_bytes());
+    let top_s = sec(&mut chk, t.top.as_bytes());
+    pad_to(&mut chk, 8);
+    let entries_at = chk_at + chk.len() as u64;
+    let entries = t.entries.as_bytes();
+    let slots_at = entries_at + entries.len() as u64;
+    let slots_b = slots.as_bytes();
+    let total = slots_at + slots_b.len() as u64;
+    let mut h = vec![0u8; HEADER];
     h[0..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
     h[12..16].copy_from_slice(&(HEADER as u32).to_le_bytes());
     h[16..24].copy_from_slice(&le(total));
-    let mut fields = vec![checked_end as u64];
+    let mut fields = vec![chk_at, chk_at + chk.len() as u64];
     for (a, l) in [key_s, meta_s, sample_s, top_s] {
         fields.extend([a, l]);
     }
@@ -429,24 +491,30 @@ fn write_to(f: &mut File, t: &Table, key: &[u8]) -> std::io::Result<usize> {
         t.entries.len() as u64,
         slots_at,
         slots.len() as u64,
-        text_at,
-        text.len() as u64,
     ]);
-    fields.push(t.base as u64);
+    fields.extend([text_at, text.len() as u64, t.base as u64]);
     for (i, v) in fields.iter().enumerate() {
         h[32 + 8 * i..40 + 8 * i].copy_from_slice(&le(*v));
     }
-    let sum = hash(&head[32..checked_end]);
-    head[24..32].copy_from_slice(&le(sum));
-    f.write_all(&head)?;
-    f.write_all(t.entries.as_bytes())?;
-    f.write_all(slots.as_bytes())?;
-    let gap = text_at - (slots_at + slots_len);
-    if gap > 0 {
-        f.write_all(&vec![0u8; gap as usize])?;
+    let sum = checksum(&h, &chk);
+    h[24..32].copy_from_slice(&le(sum));
+    let f = &w.file;
+    let streamed =
+        !w.failed.load(Ordering::Relaxed) && w.streamed.load(Ordering::Relaxed) == text.len();
+    if !streamed {
+        f.write_all_at(text, text_at)?;
     }
-    f.write_all(text)?;
+    f.write_all_at(&chk, chk_at)?;
+    f.write_all_at(entries, entries_at)?;
+    f.write_all_at(slots_b, slots_at)?;
+    f.write_all_at(&h, 0)?;
+    f.set_len(total)?;
     Ok(total as usize)
+}
+
+/// The checksum: the header (but its checksum field) and the checked part.
+fn checksum(header: &[u8], checked: &[u8]) -> u64 {
+    hash(&header[32..HEADER]) ^ hash(checked).rotate_left(17)
 }
 
 /// The table in `map`, if it is a snapshot for `key` and every count and
@@ -461,24 +529,28 @@ fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table>
         return None;
     }
     let f = |i: usize| word(b, 32 + 8 * i).map(|v| v as usize);
-    let checked_end = f(0)?;
-    if checked_end < HEADER || checked_end > b.len() || hash(&b[32..checked_end]) != word(b, 24)? {
+    let (chk_at, chk_end) = (f(0)?, f(1)?);
+    let chk = b.get(chk_at..chk_end)?;
+    if chk_at < HEADER || checksum(&b[..HEADER], chk) != word(b, 24)? {
         return None;
     }
+    // The checked sections lie in the checked part.
     let part = |i: usize| -> Option<&[u8]> {
-        let (at, len) = (f(1 + 2 * i)?, f(2 + 2 * i)?);
-        b.get(at..at.checked_add(len)?)
+        let (at, len) = (f(2 + 2 * i)?, f(3 + 2 * i)?);
+        (at >= chk_at && at.checked_add(len)? <= chk_end).then(|| &b[at..at + len])
     };
     if part(0)? != key {
         return None;
     }
     let meta = part(1)?;
-    let (sample_at, sample_len) = (f(5)?, f(6)? / 8);
-    let (top_at, top_len) = (f(7)?, f(8)? / 8);
-    let (entries_at, n_entries) = (f(9)?, f(10)?);
-    let (slots_at, n_slots) = (f(11)?, f(12)?);
-    let (text_at, text_len) = (f(13)?, f(14)?);
-    let base = f(15)?;
+    part(2)?;
+    part(3)?;
+    let (sample_at, sample_len) = (f(6)?, f(7)? / 8);
+    let (top_at, top_len) = (f(8)?, f(9)? / 8);
+    let (entries_at, n_entries) = (f(10)?, f(11)?);
+    let (slots_at, n_slots) = (f(12)?, f(13)?);
+    let (text_at, text_len) = (f(14)?, f(15)?);
+    let base = f(16)?;
     let sample: Store<u64> = Store::mapped(map, sample_at, sample_len)?;
     let top: Store<u64> = Store::mapped(map, top_at, top_len)?;
     let entries: Store<Entry> = Store::mapped(map, entries_at, n_entries)?;
