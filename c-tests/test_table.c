@@ -370,6 +370,74 @@ static void test_live_kernel(void)
     ksym_table_free(t);
 }
 
+static uint32_t stats_flags(struct ksym_table *t)
+{
+    struct ksym_table_stats st = { .sz = sizeof(st) };
+    CHECK(ksym_table_stats(t, &st) == 0);
+    return st.flags;
+}
+
+/* Snapshots: written by one open, used by the next (as root reading real
+ * addresses), same answers; KSYM_TABLE_NO_SNAPSHOT; a process that may not
+ * use them gets neither flag and a note saying why. */
+static void test_snapshot(void)
+{
+    char snap[128];
+    snprintf(snap, sizeof(snap), "%s/snap", dir);
+    const char *path = write_file("snapfix", FIXTURE);
+    const char *mods = write_file("snapmods", "");
+    KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = path, .builtin_ranges_path = "", .modules_path = mods,
+              .snapshot_dir = snap);
+    KSYM_OPTS(ksym_table_opts, no, .kallsyms_path = path, .builtin_ranges_path = "", .modules_path = mods,
+              .snapshot_dir = snap, .flags = KSYM_TABLE_NO_SNAPSHOT);
+    FILE *f = fopen("/proc/kallsyms", "r");
+    char line[64] = "";
+    if (f) {
+        if (!fgets(line, sizeof(line), f))
+            line[0] = 0;
+        fclose(f);
+    }
+    int privileged = geteuid() == 0 && line[0] && strncmp(line, "0000000000000000", 16) != 0;
+
+    struct ksym_table *first = ksym_table_open(&o);
+    struct ksym_table *second = ksym_table_open(&o);
+    struct ksym_table *plain = ksym_table_open(&no);
+    CHECK(first && second && plain);
+    if (!first || !second || !plain)
+        return;
+    CHECK((stats_flags(plain) & (KSYM_STATS_SNAPSHOT | KSYM_STATS_SNAPSHOT_WRITTEN)) == 0);
+    if (privileged) {
+        CHECK(stats_flags(first) & KSYM_STATS_SNAPSHOT_WRITTEN);
+        CHECK(stats_flags(second) & KSYM_STATS_SNAPSHOT);
+    } else {
+        KERNEL_SKIP("snapshots need root and real addresses in /proc/kallsyms");
+        CHECK((stats_flags(second) & (KSYM_STATS_SNAPSHOT | KSYM_STATS_SNAPSHOT_WRITTEN)) == 0);
+    }
+    /* The note names the snapshot either way. */
+    int noted = 0;
+    for (size_t i = 0; i < ksym_table_diagnostic_count(second); i++)
+        noted |= strstr(ksym_table_diagnostic(second, i), "snapshot:") != NULL;
+    CHECK(noted);
+    /* Same answers, the pseudo-module's (read fresh) included. */
+    static const char *const queries[] = { "bar", "crc_itu_t`foo", "foo", "dup", "bpf_prog_0123456789abcdef_x",
+                                           "bpf`bpf_prog_0123456789abcdef_x", "nope" };
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+        struct ksym_symbol a, b;
+        int ra = ksym_lookup(second, queries[i], &a), rb = ksym_lookup(plain, queries[i], &b);
+        CHECK(ra == rb);
+        if (ra == 0 || ra == KSYM_ERR_AMBIGUOUS)
+            CHECK(a.addr == b.addr && !strcmp(a.name, b.name) && !strcmp(a.module, b.module));
+    }
+    struct ksym_symbol a, b;
+    uint64_t oa, ob;
+    CHECK(ksym_symbolize(second, 0xffffffffc0002000ull, &a, &oa) == 0 &&
+          ksym_symbolize(plain, 0xffffffffc0002000ull, &b, &ob) == 0 && !strcmp(a.name, b.name) && oa == ob);
+    CHECK(ksym_table_module_count(second) == ksym_table_module_count(plain));
+    ksym_table_free(first);
+    ksym_table_free(second);
+    ksym_table_free(plain);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/ksym-ctest-XXXXXX");
@@ -386,6 +454,7 @@ int main(void)
     test_file_errors();
     test_real_kernel();
     test_live_kernel();
+    test_snapshot();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
