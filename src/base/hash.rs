@@ -5,6 +5,7 @@
 //! share long prefixes (`__pfx_`, `__SCT__`, `trace_event_`...).
 
 use super::mapped::Store;
+use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -114,6 +115,19 @@ pub struct NameIndex {
     idx_bits: u32,
 }
 
+/// The longest probe an insertion may take: about as many entries of one
+/// name (real kernels have a few hundred at most: `__func__.0`). Past it,
+/// each insertion would cost more and more (a file repeating one name a
+/// million times would take hours): the input is refused instead.
+pub const MAX_PROBE: usize = 1 << 13;
+
+/// The error for input that crowds one slot run past [`MAX_PROBE`].
+pub fn crowded() -> Error {
+    Error::format(format!(
+        "more than {MAX_PROBE} entries share one name (or its hash): not a symbol table"
+    ))
+}
+
 /// Below this many entries one thread builds the index.
 const PARALLEL_MIN: usize = 1 << 16;
 
@@ -136,36 +150,48 @@ impl NameIndex {
     }
 
     /// Builds the index of entries whose name hashes and name offsets are
-    /// `hashes[i]`, `name_off(i)`. `None` when memory cannot be allocated.
-    pub fn build(hashes: &[u64], name_off: impl Fn(usize) -> u32 + Sync) -> Option<NameIndex> {
+    /// `hashes[i]`, `name_off(i)`. An error when memory cannot be allocated
+    /// or one name is repeated past [`MAX_PROBE`].
+    pub fn build(hashes: &[u64], name_off: impl Fn(usize) -> u32 + Sync) -> Result<NameIndex> {
         let n = hashes.len();
         let parts = if n >= PARALLEL_MIN { 2 } else { 1 };
-        let mut idx = Self::empty(capacity_for(n), parts)?;
+        let mut idx = Self::empty(capacity_for(n), parts)
+            .ok_or_else(|| Error::nomem("building a name index"))?;
         let (part_len, idx_bits) = (idx.part_len, idx.idx_bits);
-        let fill = |part: usize, slots: &mut [u64]| {
+        let fill = |part: usize, slots: &mut [u64]| -> bool {
             let len = slots.len();
             for (i, &h) in hashes.iter().enumerate() {
                 if Self::part_of(h, parts) != part {
                     continue;
                 }
                 let mut s = Self::position(h, len);
+                let mut probes = 0;
                 while slots[s] != 0 {
                     s = if s + 1 == len { 0 } else { s + 1 };
+                    probes += 1;
+                    if probes > MAX_PROBE {
+                        return false;
+                    }
                 }
                 slots[s] = Self::slot_value(h, i, name_off(i), idx_bits);
             }
+            true
         };
-        let slots = idx.slots.vec_mut()?;
-        if parts == 1 {
-            fill(0, slots);
+        let slots = idx.owned_slots();
+        let ok = if parts == 1 {
+            fill(0, slots)
         } else {
             let (lo, hi) = slots.split_at_mut(part_len);
             std::thread::scope(|s| {
-                s.spawn(|| fill(1, hi));
-                fill(0, lo);
-            });
+                let other = s.spawn(|| fill(1, hi));
+                fill(0, lo) & other.join().unwrap_or(false)
+            })
+        };
+        if ok {
+            Ok(idx)
+        } else {
+            Err(crowded())
         }
-        Some(idx)
     }
 
     /// An empty single-part index with room for `expected` entries, to be
@@ -176,30 +202,37 @@ impl NameIndex {
 
     /// Adds entry `hashes.len() - 1` (name at `name_off`), whose hash is the
     /// last of `hashes`. Grows the table, rebuilding it with `name_offs`,
-    /// when it would become more than 70% full.
+    /// when it would become more than 70% full. `false` when one name is
+    /// repeated past [`MAX_PROBE`].
     #[inline]
-    pub fn push(&mut self, hashes: &[u64], name_off: impl Fn(usize) -> u32) {
+    pub fn push(&mut self, hashes: &[u64], name_off: impl Fn(usize) -> u32) -> bool {
         let i = hashes.len() - 1;
         if capacity_for(i + 1) > self.slots.len() {
             *self = Self::incremental(2 * (i + 1));
-            for (j, &h) in hashes.iter().enumerate() {
-                self.insert(h, j, name_off(j));
-            }
-            return;
+            return hashes
+                .iter()
+                .enumerate()
+                .all(|(j, &h)| self.insert(h, j, name_off(j)));
         }
-        self.insert(hashes[i], i, name_off(i));
+        self.insert(hashes[i], i, name_off(i))
     }
 
     #[inline(always)]
-    fn insert(&mut self, h: u64, i: usize, off: u32) {
+    fn insert(&mut self, h: u64, i: usize, off: u32) -> bool {
         let (base, len) = self.part_range(h);
         let value = Self::slot_value(h, i, off, self.idx_bits);
         let slots = self.owned_slots();
         let mut s = Self::position(h, len);
+        let mut probes = 0;
         while slots[base + s] != 0 {
             s = if s + 1 == len { 0 } else { s + 1 };
+            probes += 1;
+            if probes > MAX_PROBE {
+                return false;
+            }
         }
         slots[base + s] = value;
+        true
     }
 
     /// The slots while the index is built (it owns them then).

@@ -15,22 +15,65 @@ use crate::error::{Error, Result};
 /// it doubles; large buffers are reallocated with `mremap`, without copying.
 const UNKNOWN_SIZE_RESERVE: usize = 2 << 20;
 
-/// Reads `path` whole. `extra` bytes of spare capacity are kept after the
+/// The most libksym reads of each kind of input, so that a wrong file
+/// (`/dev/zero`, a FIFO that never ends, a huge file) is an error, not a
+/// process that never returns or runs out of memory. The README lists them.
+pub mod limits {
+    /// kallsyms / kallmodsyms text (a distro kernel with every module
+    /// loaded and kallmodsyms: about 30 MB).
+    pub const KALLSYMS: usize = 256 << 20;
+    /// One kallsyms line (names are at most 32 KiB; kallmodsyms adds
+    /// module and object lists).
+    pub const LINE: usize = 64 << 10;
+    /// modules.builtin.ranges.
+    pub const RANGES: usize = 64 << 20;
+    /// A vmlinux ELF read for symbol sizes or BTF (with DWARF: ~1 GB).
+    pub const ELF: usize = 2 << 30;
+    /// A raw BTF file.
+    pub const BTF: usize = 1 << 30;
+    /// A BPF object file.
+    pub const BPF_OBJECT: usize = 256 << 20;
+    /// A kernel config (plain or gzip) and what it inflates to.
+    pub const CONFIG: usize = 64 << 20;
+    /// tracefs' available_filter_functions(_addrs).
+    pub const FILTER_FUNCTIONS: usize = 64 << 20;
+    /// /proc/modules, the boot id and other small files.
+    pub const SMALL: usize = 16 << 20;
+}
+
+/// The error for input past a limit.
+pub fn too_large(path: &Path, what: &str, limit: usize) -> Error {
+    Error::format(format!(
+        "{}: more than {} MiB: too large for {what} (a wrong file, or one that never ends?)",
+        path.display(),
+        limit >> 20
+    ))
+}
+
+/// Reads `path` whole, at most `limit` bytes (`what` names the kind of
+/// input in the error). `extra` bytes of spare capacity are kept after the
 /// data (the table appends a final newline when the file lacks one).
-pub fn read_file(path: &Path, extra: usize) -> Result<Vec<u8>> {
-    let mut f =
+pub fn read_file(path: &Path, extra: usize, limit: usize, what: &str) -> Result<Vec<u8>> {
+    let f =
         File::open(path).map_err(|e| Error::io(&e, format!("cannot open {}", path.display())))?;
     let hint = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    if hint > limit {
+        return Err(too_large(path, what, limit));
+    }
     let reserve = if hint > 0 {
         hint + extra + 1
     } else {
-        UNKNOWN_SIZE_RESERVE
+        UNKNOWN_SIZE_RESERVE.min(limit + 1)
     };
     let mut buf = Vec::new();
     buf.try_reserve_exact(reserve)
         .map_err(|_| Error::nomem(&format!("reading {}", path.display())))?;
-    f.read_to_end(&mut buf)
+    f.take(limit as u64 + 1)
+        .read_to_end(&mut buf)
         .map_err(|e| Error::io(&e, format!("cannot read {}", path.display())))?;
+    if buf.len() > limit {
+        return Err(too_large(path, what, limit));
+    }
     if buf.capacity() - buf.len() < extra {
         buf.try_reserve_exact(extra)
             .map_err(|_| Error::nomem(&format!("reading {}", path.display())))?;
@@ -40,12 +83,12 @@ pub fn read_file(path: &Path, extra: usize) -> Result<Vec<u8>> {
 
 /// The most [`gunzip`] inflates: a kernel config is about 250 KiB;
 /// anything past this is not one.
-pub const MAX_INFLATED: usize = 64 << 20;
+pub const MAX_INFLATED: usize = limits::CONFIG;
 
 /// Reads `path` whole, inflating it if it is gzip (`/proc/config.gz`), as
 /// zlib's `gzopen` does for libbpf: a plain file is returned as it is.
 pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>> {
-    let data = read_file(path, 0)?;
+    let data = read_file(path, 0, limits::CONFIG, "a kernel config")?;
     if !data.starts_with(&[0x1f, 0x8b]) {
         return Ok(data);
     }
@@ -166,20 +209,20 @@ mod tests {
 
     #[test]
     fn missing_file_is_not_found_with_path() {
-        let e = read_file(Path::new("/nonexistent/kallsyms"), 1).unwrap_err();
+        let e = read_file(Path::new("/nonexistent/kallsyms"), 1, 1 << 20, "t").unwrap_err();
         assert_eq!(e.code(), NOT_FOUND);
         assert!(e.message().contains("/nonexistent/kallsyms"));
     }
 
     #[test]
     fn directory_is_an_io_error() {
-        let e = read_file(Path::new("/"), 1).unwrap_err();
+        let e = read_file(Path::new("/"), 1, 1 << 20, "t").unwrap_err();
         assert_eq!(e.code(), -libc::EISDIR, "{e:?}");
     }
 
     #[test]
     fn reads_proc_files_whole() {
-        let b = read_file(Path::new("/proc/self/maps"), 1).unwrap();
+        let b = read_file(Path::new("/proc/self/maps"), 1, 1 << 20, "t").unwrap();
         assert!(b.ends_with(b"\n"));
         assert!(b.capacity() > b.len());
     }
@@ -230,5 +273,19 @@ mod tests {
         // The check value of CRC-32/ISO-HDLC (the catalogue of Greg Cook).
         assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
         assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn endless_and_huge_inputs_stop_at_the_limit() {
+        // /dev/zero never ends and has no size: the limit stops it.
+        let e = read_file(Path::new("/dev/zero"), 0, 1 << 20, "a test input").unwrap_err();
+        assert_eq!(e.code(), crate::error::FORMAT);
+        assert!(
+            e.message().contains("/dev/zero") && e.message().contains("1 MiB"),
+            "{e}"
+        );
+        // A regular file larger than the limit: refused from its size.
+        let e = read_file(Path::new("/proc/self/exe"), 0, 4096, "a test input").unwrap_err();
+        assert!(e.message().contains("too large"), "{e}");
     }
 }

@@ -247,8 +247,8 @@ impl Object {
 
     /// Reads and parses an object file.
     pub fn open(path: &std::path::Path) -> Result<Object> {
-        let data = std::fs::read(path)
-            .map_err(|e| Error::io(&e, format!("cannot read {}", path.display())))?;
+        let limit = crate::base::read::limits::BPF_OBJECT;
+        let data = crate::base::read::read_file(path, 0, limit, "a BPF object")?;
         Self::parse(&data).map_err(|e| e.context(path.display()))
     }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::base::hash::{hash, NameIndex};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::btf::Btf;
 
 /// One BTF blob with the index of its named types.
@@ -58,7 +58,7 @@ impl Indexed {
         }
         flavored.sort_unstable();
         let index = NameIndex::build(&hashes, |i| name_offs[i])
-            .ok_or_else(|| Error::nomem("indexing BTF names"))?;
+            .map_err(|e| e.context("indexing BTF names"))?;
         Ok(Indexed {
             btf,
             ids,

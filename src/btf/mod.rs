@@ -102,13 +102,13 @@ impl FilterFunctions {
         };
         let mut why = Vec::new();
         for path in &candidates {
-            let text = match std::fs::read(path) {
+            let limit = crate::base::read::limits::FILTER_FUNCTIONS;
+            let text = match crate::base::read::read_file(path, 0, limit, "a filter functions list")
+            {
                 Ok(t) => t,
-                Err(e) if opt.is_some() => {
-                    return Err(Error::io(&e, format!("cannot read {}", path.display())))
-                }
+                Err(e) if opt.is_some() => return Err(e),
                 Err(e) => {
-                    why.push(format!("{}: {e}", path.display()));
+                    why.push(e.message().to_string());
                     continue;
                 }
             };

@@ -692,7 +692,7 @@ pub fn elf_section(data: &[u8], name: &str) -> Result<Option<Vec<u8>>> {
 /// BTF from a file: raw BTF (starts with the magic) or an ELF with a
 /// `.BTF` section.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
-    let data = crate::base::read::read_file(path, 0)?;
+    let data = crate::base::read::read_file(path, 0, crate::base::read::limits::ELF, "BTF")?;
     if data.len() >= 2 && u16::from_le_bytes([data[0], data[1]]) == MAGIC {
         return Ok(data);
     }

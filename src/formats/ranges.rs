@@ -71,7 +71,12 @@ pub fn from_option(opt: Option<&Path>) -> Option<PathBuf> {
 
 impl Ranges {
     pub fn read(path: &Path) -> Result<Ranges> {
-        let data = read_file(path, 0)?;
+        let data = read_file(
+            path,
+            0,
+            crate::base::read::limits::RANGES,
+            "modules.builtin.ranges",
+        )?;
         Self::parse(&data, path)
     }
 

@@ -29,7 +29,7 @@ pub struct ElfSymbols {
 
 impl ElfSymbols {
     pub fn read(path: &Path) -> Result<ElfSymbols> {
-        let data = read_file(path, 0)?;
+        let data = read_file(path, 0, crate::base::read::limits::ELF, "a vmlinux ELF")?;
         Self::parse(&data).map_err(|e| e.context(path.display()))
     }
 

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 use super::{parse_queries, resolve_parsed, Answer, Source};
 use crate::base::hash::KeyMap;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::proc_modules;
 use crate::rules::modules::{is_pseudo_module, is_pseudo_name};
 use crate::rules::query::{normalize_module, Query};
@@ -199,16 +199,13 @@ impl Cache {
     }
 
     fn read_modules(&self) -> Result<Modules> {
-        let text = match std::fs::read(&self.modules_path) {
+        let limit = crate::base::read::limits::SMALL;
+        let text = match crate::base::read::read_file(&self.modules_path, 0, limit, "/proc/modules")
+        {
             Ok(t) => t,
             // No module support at all: nothing can change.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => {
-                return Err(Error::io(
-                    &e,
-                    format!("cannot read {}", self.modules_path.display()),
-                ))
-            }
+            Err(e) if e.code() == crate::error::NOT_FOUND => Vec::new(),
+            Err(e) => return Err(e),
         };
         Ok(proc_modules::parse(&text)
             .into_iter()

@@ -34,10 +34,17 @@ pub(super) fn stream_reader(
     let mut buf = vec![0u8; CHUNK];
     let mut filled = 0;
     let mut total = 0;
+    use crate::base::read::limits;
     loop {
         let n = read_some(file, &mut buf[filled..], shown)?;
         total += n;
         filled += n;
+        if total > limits::KALLSYMS {
+            return Err(Error::format(format!(
+                "{shown}: more than {} MiB: too large for a kallsyms file (a wrong file, or one that never ends?)",
+                limits::KALLSYMS >> 20
+            )));
+        }
         if n == 0 {
             if filled > 0 {
                 if buf[filled - 1] != b'\n' {
@@ -59,7 +66,15 @@ pub(super) fn stream_reader(
             buf.copy_within(k + 1..filled, 0);
             filled -= k + 1;
         } else if filled == buf.len() {
-            // A line longer than the buffer: grow (names are at most 32 KiB).
+            // A line longer than the buffer: grow (names are at most 32 KiB),
+            // up to the longest line a kallsyms file has.
+            if filled > limits::LINE {
+                return Err(Error::format(format!(
+                    "{shown}: a line longer than {} KiB at byte {}: not a kallsyms file",
+                    limits::LINE >> 10,
+                    total - filled
+                )));
+            }
             buf.resize(buf.len() * 2, 0);
         }
     }
@@ -135,5 +150,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got, long);
+    }
+
+    /// An endless stream of valid lines (a FIFO fed forever).
+    struct Endless(u64);
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let line = format!("ffffffff{:08x} T s{}\n", self.0 & 0xffff_ffff, self.0);
+            self.0 += 1;
+            let n = line.len().min(buf.len());
+            buf[..n].copy_from_slice(&line.as_bytes()[..n]);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn endless_input_and_endless_lines_stop_at_the_limits() {
+        use crate::base::read::limits;
+        let mut seen = 0usize;
+        let e = stream_reader(&mut Endless(0), "fifo", &mut |t: &[u8]| {
+            seen += t.len();
+            Ok(true)
+        })
+        .unwrap_err();
+        assert_eq!(e.code(), crate::error::FORMAT);
+        assert!(e.message().contains("too large"), "{e}");
+        assert!(seen <= limits::KALLSYMS, "{seen}");
+        // No newline at all (/dev/zero).
+        let mut zero = std::fs::File::open("/dev/zero").unwrap();
+        let e = stream_reader(&mut zero, "/dev/zero", &mut |_| Ok(true)).unwrap_err();
+        assert!(e.message().contains("line longer than"), "{e}");
     }
 }

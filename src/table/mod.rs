@@ -364,7 +364,7 @@ impl Table {
         let index = match index {
             Some(index) => index,
             None => NameIndex::build(&hashes, |i| entries[i].name_off)
-                .ok_or_else(|| Error::nomem("building the name index"))?,
+                .map_err(|e| e.context(&source))?,
         };
         drop(hashes);
         entries.shrink_to_fit();

@@ -223,7 +223,14 @@ impl Parser {
             self.hashes.push(hash);
             if let Some(index) = &mut self.index {
                 let entries = &self.entries;
-                index.push(&self.hashes, |j| entries[j].name_off);
+                if !index.push(&self.hashes, |j| entries[j].name_off) {
+                    let e = crate::base::hash::crowded();
+                    return Err(LineFailure {
+                        line: self.lines,
+                        code: e.code(),
+                        msg: e.message().to_string(),
+                    });
+                }
             }
             pos = next;
         }
@@ -348,6 +355,16 @@ pub(crate) fn parse_buffer(buf: &mut Vec<u8>, base: usize, source: &str) -> Resu
 /// pages are not touched until read into; a larger file still works (the
 /// rest is read after the overlap).
 const UNKNOWN_SIZE_RESERVE: usize = 32 << 20;
+/// The most text and the longest line read (see `base::read::limits`).
+const MAX_TEXT: usize = crate::base::read::limits::KALLSYMS;
+const MAX_LINE: usize = crate::base::read::limits::LINE;
+
+fn line_too_long(shown: &str, at: usize) -> Error {
+    Error::format(format!(
+        "{shown}: a line longer than {} KiB at byte {at}: not a kallsyms file",
+        MAX_LINE >> 10
+    ))
+}
 /// Lines of a typical /proc/kallsyms (the index grows past it).
 const EXPECTED_PROC_LINES: usize = 128 << 10;
 /// A parser wakes for at least this much new text.
@@ -372,9 +389,16 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
         .metadata()
         .map_err(|e| Error::io(&e, format!("cannot stat {shown}")))?;
     let hint = meta.len() as usize;
+    let too_large = || crate::base::read::too_large(path, "a kallsyms file", MAX_TEXT);
+    if hint > MAX_TEXT {
+        return Err(too_large());
+    }
     if meta.is_file() && hint > 0 {
         let (mut buf, base) = read_regular(&mut f, hint)
             .map_err(|e| Error::io(&e, format!("cannot read {shown}")))?;
+        if buf.len() - base > MAX_TEXT {
+            return Err(too_large()); // it grew while being read
+        }
         let read_ns = t0.elapsed().as_nanos() as u64;
         let mut parsed = parse_buffer(&mut buf, base, &shown)?;
         parsed.read_ns = read_ns;
@@ -394,6 +418,9 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
     let mut filled = 0usize;
     let text = &mut buf[base..];
     while memchr::memchr(b'\n', &text[..filled]).is_none() && filled < text.len() {
+        if filled > MAX_LINE {
+            return Err(line_too_long(&shown, 0));
+        }
         let end = text.len().min(filled + READ_SLICE);
         match f.read(&mut text[filled..end]) {
             Ok(0) => break,
@@ -415,6 +442,7 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
     let mut eof = false;
     let mut io_error = None;
     let mut read_ns = 0u64;
+    let mut limit_error = None;
     let outcome = std::thread::scope(|s| {
         let (tx, rx) = sync_channel::<(&mut [u8], usize)>(256);
         let parser = &mut parser;
@@ -436,6 +464,10 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
                 } else {
                     memchr::memrchr(b'\n', &region[..filled])
                 };
+                if cut.is_none() && filled > MAX_LINE {
+                    limit_error = Some(line_too_long(&shown, sent));
+                    break;
+                }
                 if let Some(k) = cut {
                     let (done, rest) = std::mem::take(&mut region).split_at_mut(k + 1);
                     let len = done.len();
@@ -448,6 +480,10 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
                 }
             }
             if eof || filled == region.len() {
+                break;
+            }
+            if sent + filled > MAX_TEXT {
+                limit_error = Some(too_large());
                 break;
             }
             let end = region.len().min(filled + READ_SLICE);
@@ -498,10 +534,21 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
     if let Some(e) = io_error {
         return Err(read_err(e));
     }
+    if let Some(e) = limit_error {
+        return Err(e);
+    }
     if !eof {
-        // The file outgrew the reservation: read the rest, then parse it.
+        // The file outgrew the reservation: read the rest (up to the
+        // limit), then parse it.
         buf.truncate(base + sent + filled);
-        f.read_to_end(&mut buf).map_err(read_err)?;
+        let room = (MAX_TEXT + 1).saturating_sub(sent + filled) as u64;
+        (&mut f)
+            .take(room)
+            .read_to_end(&mut buf)
+            .map_err(read_err)?;
+        if buf.len() - base > MAX_TEXT {
+            return Err(too_large());
+        }
         read_ns = t0.elapsed().as_nanos() as u64;
         if buf.last() != Some(&b'\n') {
             buf.push(b'\n');

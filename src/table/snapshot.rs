@@ -45,6 +45,7 @@ use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
 use crate::base::hash::{hash, NameIndex};
 use crate::base::mapped::{Mapping, Store};
+use crate::base::read::{limits, read_file};
 use crate::formats::kallsyms::Format;
 use crate::rules::modules::ModuleSet;
 
@@ -217,8 +218,8 @@ impl Plan {
             .boot_id_path
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/sys/kernel/random/boot_id"));
-        let boot = std::fs::read(&boot_id_path)
-            .map_err(|e| format!("not used: cannot read {}: {e}", boot_id_path.display()))?;
+        let boot = read_file(&boot_id_path, 0, limits::SMALL, "a boot id")
+            .map_err(|e| format!("not used: {}", e.message()))?;
         let (release, version) = crate::base::sys::kernel_release_version();
         let ranges = opts.builtin_ranges_path.clone().unwrap_or_default();
         let vmlinux = opts.vmlinux_path.clone().unwrap_or_default();
@@ -371,7 +372,7 @@ impl Plan {
 /// The loadable modules of `path` as the key holds them: name, size,
 /// state, address, sorted (refcounts change without anything moving).
 fn modules_key(path: &Path) -> Vec<u8> {
-    let text = std::fs::read(path).unwrap_or_default();
+    let text = read_file(path, 0, limits::SMALL, "/proc/modules").unwrap_or_default();
     let mut mods = crate::formats::proc_modules::parse(&text);
     mods.sort_by(|a, b| a.name.cmp(&b.name));
     let mut out = Vec::new();

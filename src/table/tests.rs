@@ -338,3 +338,114 @@ fn memory_is_accounted() {
     assert_eq!(t.info().lines, t.len());
     assert_eq!(t.info().format, Format::Kallsyms);
 }
+
+/// Bad input on purpose: every kallsyms source has a bound, and crossing
+/// it is an error naming the file, quickly and in bounded memory.
+mod bounds {
+    use super::*;
+    use crate::base::read::limits;
+
+    /// The error of opening `p` (panics if it opens).
+    fn open_path(p: &std::path::Path) -> Result<()> {
+        Table::open(&Options {
+            kallsyms_path: Some(p.to_path_buf()),
+            builtin_ranges_path: Some(PathBuf::new()),
+            no_snapshot: true,
+            ..Default::default()
+        })
+        .map(|_| panic!("{} opened", p.display()))
+    }
+
+    /// A FIFO in a fresh directory, fed by `feed` on a thread.
+    fn fifo(
+        feed: impl FnOnce(std::fs::File) + Send + 'static,
+    ) -> (PathBuf, std::thread::JoinHandle<()>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "ksym-fifo-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("fifo");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path; mkfifo has no other precondition.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let q = p.clone();
+        let h = std::thread::spawn(move || {
+            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&q) {
+                feed(f); // ends with EPIPE once the reader gives up
+            }
+        });
+        (p, h)
+    }
+
+    #[test]
+    fn dev_zero_is_one_endless_line() {
+        let e = open_path(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e.code(), FORMAT);
+        assert!(
+            e.message().contains("/dev/zero") && e.message().contains("line longer than"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn one_name_repeated_without_end() {
+        let (p, h) = fifo(|mut f| {
+            use std::io::Write;
+            let line = b"ffffffff81000000 T foo\n".repeat(1000);
+            while f.write_all(&line).is_ok() {}
+        });
+        let e = open_path(&p).unwrap_err();
+        assert_eq!(e.code(), FORMAT);
+        assert!(e.message().contains("share one name"), "{e}");
+        h.join().unwrap(); // the writer stops on EPIPE
+    }
+
+    #[test]
+    fn valid_lines_without_end() {
+        let (p, h) = fifo(|mut f| {
+            use std::io::Write;
+            let mut i = 0u64;
+            let mut block = Vec::with_capacity(1 << 16);
+            loop {
+                block.clear();
+                for _ in 0..2000 {
+                    writeln!(block, "ffffffff{:08x} T s{i}", i & 0xffff_ffff).unwrap();
+                    i += 1;
+                }
+                if f.write_all(&block).is_err() {
+                    break;
+                }
+            }
+        });
+        let e = open_path(&p).unwrap_err();
+        assert_eq!(e.code(), FORMAT);
+        assert!(
+            e.message()
+                .contains(&format!("{} MiB", limits::KALLSYMS >> 20)),
+            "{e}"
+        );
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn a_long_line_in_a_regular_file() {
+        let dir = std::env::temp_dir().join(format!("ksym-longline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("k");
+        let mut text = b"ffffffff81000000 T a\nffffffff81000010 T ".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 40_000));
+        text.push(b'\n');
+        std::fs::write(&p, &text).unwrap();
+        let e = open_path(&p).unwrap_err();
+        assert_eq!(e.code(), FORMAT);
+        assert!(
+            e.message().contains(":2:") && e.message().contains("32767"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
