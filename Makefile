@@ -172,7 +172,7 @@ bpf-objects:
 # compare-libbpf runs last: freeing its ~1000 programs keeps a kernel
 # worker busy for a while, which would disturb the timings.
 bench: testdata
-	$(CARGO) bench --bench ksym_bench
+	$(CARGO) bench -p ksym-bench --bench ksym_bench
 	@$(MAKE) --no-print-directory compare-libbpf
 
 # The alias objects through libbpf and libksym side by side (needs libbpf-dev;

@@ -6,7 +6,7 @@
 //! the rounds alternate baseline and measurement, the ratio is the median
 //! of the per-round ratios, so that the machine's drifts cancel out.
 //!
-//! Usage: `cargo bench --bench ksym_bench [-- SECTION...]` with sections
+//! Usage: `cargo bench -p ksym-bench --bench ksym_bench [-- SECTION...]` with sections
 //! `table`, `modules`, `resolve`, `bpf`, `btf` (default: all). Set `KSYM_BENCH_KALLSYMS` to use another file
 //! than /proc/kallsyms.
 
@@ -40,7 +40,7 @@ fn main() {
         (live, None)
     } else {
         let snap =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("build/testdata/vm-6.18/kallsyms");
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("build/testdata/vm-6.18/kallsyms");
         (snap, Some("/proc/kallsyms hides addresses here: using the bundled vm-6.18 snapshot for every row"))
     };
     let tmp = std::env::temp_dir().join(format!("ksym-bench-{}", std::process::id()));
