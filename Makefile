@@ -132,8 +132,8 @@ test: test-rust check-header test-exports test-c
 test-rust:
 	@rm -f target/tmp/ksym-skipped
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
-	$(CARGO) test
+	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
+	$(CARGO) test --features test-hooks
 	@if [ -s target/tmp/ksym-skipped ]; then cat target/tmp/ksym-skipped; fi
 
 # Only ksym_* symbols may be exported by the shared library.

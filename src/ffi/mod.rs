@@ -28,6 +28,8 @@ pub mod table;
 pub mod resolve;
 pub mod btf;
 pub mod bpf;
+#[cfg(feature = "test-hooks")]
+pub mod test_hooks;
 
 use std::ffi::{c_char, c_int, CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
