@@ -63,6 +63,15 @@ done
 $CC -std=gnu11 -Wall -Werror $cflags -o "$OUT/bpf_layout_check" c-tests/bpf_layout_check.c
 run bpf_layout_check "$OUT/bpf_layout_check"
 
+# dlopen'd by a plugin (not linked: the test loads $libdir/libksym.so
+# itself), from several threads, dlclose'd; plain and under valgrind.
+$CC -std=gnu11 -Wall -Wextra -Werror -g -O1 $cflags -o "$OUT/test_dlopen" c-tests/dlopen/test_dlopen.c -ldl -lpthread
+run test_dlopen env KSYM_LIB="$libdir/libksym.so" "$OUT/test_dlopen"
+if [ "$have_valgrind" = 1 ]; then
+    run test_dlopen.valgrind env KSYM_LIB="$libdir/libksym.so" valgrind -q --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect "$OUT/test_dlopen"
+fi
+
 # libbpf (libbpf-dev) as the oracle of attach and relocation semantics.
 if pkg-config --exists libbpf; then
     for src in c-tests/libbpf/test_*.c; do
@@ -71,6 +80,10 @@ if pkg-config --exists libbpf; then
             -Wl,-rpath,"$libdir"
         run "$t" "$OUT/$t"
     done
+    # Preloaded into bpftool and a libbpf program: the same output.
+    $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -o "$OUT/libbpf_list" c-tests/dlopen/libbpf_list.c \
+        $(pkg-config --libs libbpf)
+    run preload sh c-tests/dlopen/preload.sh "$libdir/libksym.so" "$OUT/libbpf_list"
 else
     echo "FAIL libbpf oracle tests: libbpf is not installed (apt-get install libbpf-dev; .ci/run does)" >&2
     fail=1

@@ -13,7 +13,9 @@ const INTERNAL: i32 = -131;
 
 fn message() -> String {
     // SAFETY: ksym_last_error_message returns a valid C string.
-    unsafe { CStr::from_ptr(ksym_last_error_message()) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(ksym_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[test]
@@ -21,7 +23,10 @@ fn a_panic_is_an_error_and_the_process_goes_on() {
     assert_eq!(ksym_test_panic(1), INTERNAL);
     assert_eq!(ksym_last_error(), INTERNAL);
     let m = message();
-    assert!(m.contains("internal error in libksym") && m.contains("a panic on purpose"), "{m}");
+    assert!(
+        m.contains("internal error in libksym") && m.contains("a panic on purpose"),
+        "{m}"
+    );
     assert!(ksym_test_panic_ptr().is_null());
     assert_eq!(ksym_last_error(), INTERNAL);
     assert!(message().contains("index out of bounds"), "{}", message());
@@ -43,7 +48,11 @@ fn a_panic_is_an_error_and_the_process_goes_on() {
 #[test]
 fn a_panic_in_one_thread_leaves_the_others_alone() {
     let others: Vec<_> = (0..4)
-        .map(|_| std::thread::spawn(|| (0..1000).all(|_| ksym_test_panic(0) == 0 && ksym_last_error() == 0)))
+        .map(|_| {
+            std::thread::spawn(|| {
+                (0..1000).all(|_| ksym_test_panic(0) == 0 && ksym_last_error() == 0)
+            })
+        })
         .collect();
     let panicking = std::thread::spawn(|| (0..100).all(|_| ksym_test_panic(1) == INTERNAL));
     assert!(panicking.join().unwrap());

@@ -75,7 +75,8 @@ pub fn libbpf() -> Option<Libbpf> {
 
 pub fn bench_bpf(live: &Path) {
     let mut rows = Vec::new();
-    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("c-tests/bpf/many_aliases.bpf.o");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .join("c-tests/bpf/many_aliases.bpf.o");
     let cpath = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     let lp = CString::new(live.as_os_str().as_encoded_bytes()).unwrap();
     let probe = bpf_open(&cpath);

@@ -169,7 +169,8 @@ pub fn bench_btf() {
     drop(b);
 
     // Expanding a program over every traceable function.
-    let obj_path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tools/bpf/count.bpf.o");
+    let obj_path =
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tools/bpf/count.bpf.o");
     let cobj = CString::new(obj_path.as_os_str().as_encoded_bytes()).unwrap();
     let prog = |o: &crate::bpf::ObjGuard| {
         let mut p = 0usize;

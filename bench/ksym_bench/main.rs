@@ -39,8 +39,8 @@ fn main() {
     let (live, note) = if readable_kallsyms(&live) {
         (live, None)
     } else {
-        let snap =
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("build/testdata/vm-6.18/kallsyms");
+        let snap = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .join("build/testdata/vm-6.18/kallsyms");
         (snap, Some("/proc/kallsyms hides addresses here: using the bundled vm-6.18 snapshot for every row"))
     };
     let tmp = std::env::temp_dir().join(format!("ksym-bench-{}", std::process::id()));
