@@ -31,7 +31,7 @@ CWARN       := -std=c99 -Wall -Wextra -Werror -pedantic
 STAGE       := $(abspath $(BUILD)/stage)
 
 .PHONY: all lib header check-header install uninstall test test-rust test-c test-exports \
-        bench compare-libbpf demo bpf-objects clean testdata
+        bench compare-libbpf demo bpf-objects clean testdata fuzz fuzz-build fuzz-corpus test-fuzz
 
 all: lib $(BUILD)/ksym $(BUILD)/ksym.pc testdata
 
@@ -123,7 +123,7 @@ uninstall:
 
 # ---- tests -------------------------------------------------------------------
 
-test: test-rust check-header test-exports test-c
+test: test-rust check-header test-exports test-c test-fuzz
 	@echo "make test: all passed"
 
 # A Rust test that cannot run here appends a line to target/tmp/ksym-skipped
@@ -197,3 +197,44 @@ demo: all
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean
+
+# Fuzzing with libFuzzer (libfuzzer-sys) on the stable toolchain: the
+# coverage instrumentation is stable rustc codegen options; the target
+# triple keeps it off the build scripts. `make fuzz` runs every target for
+# FUZZ_TIME seconds (default 300) on its seed corpus (fuzz/corpus.sh) and
+# the inputs that once failed (fuzz/regressions/); `make test` replays the
+# seeds and runs a short, seeded fuzz of each (FUZZ_RUNS executions).
+FUZZ_TARGETS := kallsyms ranges query vmlinux btf bpf_object kconfig
+FUZZ_TIME    ?= 300
+FUZZ_RUNS    ?= 20000
+FUZZ_TRIPLE  := $(shell rustc -vV | sed -n 's/^host: //p')
+FUZZ_BIN     := target/fuzz/$(FUZZ_TRIPLE)/fuzz
+FUZZ_RUSTFLAGS := -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+    -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+    -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing
+
+fuzz-build:
+	RUSTFLAGS="$(FUZZ_RUSTFLAGS)" $(CARGO) build --profile fuzz -p ksym-fuzz \
+	    --target $(FUZZ_TRIPLE) --target-dir target/fuzz
+
+fuzz-corpus: testdata
+	sh fuzz/corpus.sh target/fuzz/corpus
+
+fuzz: fuzz-build fuzz-corpus
+	@mkdir -p target/fuzz/artifacts
+	@for t in $(FUZZ_TARGETS); do \
+	    echo "== fuzz $$t for $(FUZZ_TIME) s"; \
+	    $(FUZZ_BIN)/$$t -max_total_time=$(FUZZ_TIME) -max_len=262144 -timeout=10 -rss_limit_mb=4096 \
+	        -artifact_prefix=target/fuzz/artifacts/$$t- -print_final_stats=1 \
+	        target/fuzz/corpus/$$t 2>&1 | grep -E '^(stat::number_of_executed_units|stat::peak_rss|==|#[0-9]+ +DONE)|ERROR|panicked' \
+	        || exit 1; \
+	done
+
+test-fuzz: fuzz-build fuzz-corpus
+	@for t in $(FUZZ_TARGETS); do \
+	    rm -rf target/fuzz/run && cp -r target/fuzz/corpus/$$t target/fuzz/run; \
+	    if $(FUZZ_BIN)/$$t -runs=$(FUZZ_RUNS) -seed=1 -max_len=262144 -timeout=10 -rss_limit_mb=4096 \
+	        -artifact_prefix=target/fuzz/ target/fuzz/run > target/fuzz/$$t.log 2>&1; then \
+	        echo "ok   fuzz $$t ($$(ls target/fuzz/corpus/$$t | wc -l) seeds replayed, $(FUZZ_RUNS) seeded runs)"; \
+	    else echo "FAIL fuzz $$t:"; tail -n 30 target/fuzz/$$t.log; exit 1; fi; \
+	done

@@ -58,6 +58,8 @@ for src in c-tests/test_*.c; do
     run "$t.static" "$OUT/$t.static"
 done
 
+run coverage sh c-tests/coverage.sh
+
 # tools/bpf_loader.h spells out bpf_attr layouts: check them against the
 # kernel's header (which needs GNU C).
 $CC -std=gnu11 -Wall -Werror $cflags -o "$OUT/bpf_layout_check" c-tests/bpf_layout_check.c

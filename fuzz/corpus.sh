@@ -1,0 +1,48 @@
+#!/bin/sh
+# The fuzz targets' seed corpora, made from the repository's real data and
+# fixtures, the same on every machine (make fuzz, make test-fuzz).
+#   fuzz/corpus.sh OUT_DIR
+set -eu
+out=$1
+rm -rf "$out"
+for t in kallsyms ranges query vmlinux btf bpf_object kconfig; do
+    mkdir -p "$out/$t"
+    # Inputs that once failed, kept for ever.
+    if [ -d "fuzz/regressions/$t" ]; then
+        cp fuzz/regressions/$t/* "$out/$t/" 2>/dev/null || true
+    fi
+done
+k=$out/kallsyms
+i=0
+for d in linux-6.1-cloud linux-6.12-cloud vm-6.18; do
+    gzip -dc "tests/data/$d/kallsyms.gz" | head -n 150 > "$k/$d.head"
+    gzip -dc "tests/data/$d/kallsyms.gz" | grep '\[' | head -n 150 > "$k/$d.modules" || true
+    gzip -dc "tests/data/$d/kallsyms.gz" | tail -n 150 > "$k/$d.tail"
+done
+head -n 200 tests/fixtures/builtin/kallsyms > "$k/builtin.kallsyms"
+head -n 200 tests/fixtures/builtin/kallmodsyms > "$k/builtin.kallmodsyms"
+for f in tests/fixtures/*/modules.builtin.ranges; do
+    i=$((i + 1))
+    head -c 8192 "$f" > "$out/ranges/ranges$i"
+done
+printf 'vfs_read\nvfs_read\nvfs_*\n' > "$out/query/plain"
+printf 'ext4`ext4_*\next4_file_open\n' > "$out/query/module"
+printf '*`[a-c]?_x*\\*\nab_x*\n' > "$out/query/class"
+printf 'bpf`bpf_prog_*\nbpf_prog_0123456789abcdef_x\n' > "$out/query/pseudo"
+for f in c-tests/bpf/*.bpf.o tools/bpf/count.bpf.o; do
+    cp "$f" "$out/vmlinux/"
+    cp "$f" "$out/bpf_object/"
+done
+cp fuzz/seeds/vmlinux-small.btf "$out/btf/"
+for m in crc7 nls_utf8 libcrc32c; do
+    gzip -dc "tests/data/linux-6.1-cloud/btf/$m.gz" > "$out/btf/$m.btf"
+done
+corpus=build/testdata/bpf-selftests-6.1
+if [ -d "$corpus" ]; then
+    for f in $(ls -S "$corpus" | tail -n 12); do
+        cp "$corpus/$f" "$out/bpf_object/"
+    done
+fi
+printf 'CONFIG_BPF=y\n# CONFIG_X is not set\nCONFIG_HZ=250\nCONFIG_S="abc"\nCONFIG_M=m\n' > "$out/kconfig/config"
+gzip -n -c "$out/kconfig/config" > "$out/kconfig/config.gz"
+echo "fuzz corpora in $out: $(find "$out" -type f | wc -l) files"

@@ -1,0 +1,47 @@
+//! kallsyms / kallmodsyms text: the table and the streaming resolver must
+//! agree on every name the table holds (and on a few it does not).
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use std::io::Write;
+
+use ksym::resolve::{resolve, Source};
+use ksym::table::{Lookup, Options, Table};
+
+fuzz_target!(|data: &[u8]| {
+    let table = Table::from_bytes(data, &Options::default());
+    // The same text as a file, for the streaming pass.
+    let path = std::env::temp_dir().join(format!("ksym-fuzz-kallsyms-{}", std::process::id()));
+    std::fs::File::create(&path).and_then(|mut f| f.write_all(data)).unwrap();
+    let source = Source {
+        kallsyms_path: Some(path),
+        builtin_ranges: None,
+    };
+    let Ok(t) = table else {
+        // A table refused: the pass may still answer (it checks less), but
+        // must not crash.
+        let _ = resolve(&source, &[b"x".as_slice()]);
+        return;
+    };
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    let _ = t.for_each_match(b"*", |s| {
+        if names.len() < 24 {
+            names.push(s.name.to_bytes().to_vec());
+            names.push([s.module.to_bytes(), b"`", s.name.to_bytes()].concat());
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    names.push(b"libksym_fuzz_absent".to_vec());
+    let queries: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
+    let Ok((answers, _)) = resolve(&source, &queries) else { return };
+    for (q, a) in queries.iter().zip(&answers) {
+        let (addr, err) = match t.lookup(q) {
+            Ok(Lookup::Found(s)) => (s.addr, 0),
+            Ok(Lookup::Ambiguous(s, e)) => (s.addr, e.code()),
+            Err(e) => (0, e.code()),
+        };
+        if err == ksym::error::INVALID || a.err == ksym::error::INVALID {
+            continue; // a name the query grammar refuses
+        }
+        assert_eq!((a.addr, a.err), (addr, err), "query {:?}", String::from_utf8_lossy(q));
+    }
+});
