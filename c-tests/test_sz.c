@@ -1,0 +1,154 @@
+/*
+ * The versioned-struct rule for every function that takes one (`sz`
+ * first): an input (options) struct with `sz` below sizeof(size_t) is
+ * KSYM_ERR_INVALID; exact, or shorter (an older caller: only the fields it
+ * covers), is accepted; larger with a zero tail is accepted, with a
+ * non-zero tail KSYM_ERR_INVALID. An output struct with `sz` below
+ * sizeof(size_t) is KSYM_ERR_INVALID; otherwise exactly `sz` bytes are
+ * written past `sz` itself (min with the library's size), `sz` left as the
+ * caller set it, and nothing past them (a newer caller's extra fields are
+ * left as they were).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#define BIG 512
+
+/* Calls `call` (which writes to `buf`, `sz` set to `sz_in`) and checks the
+ * output rule: a canary survives past what may be written. */
+#define CHECK_OUT(name, size, call)                                                                      \
+    do {                                                                                                 \
+        unsigned char buf[BIG];                                                                          \
+        size_t cases[] = { 0, sizeof(size_t) - 1, sizeof(size_t), sizeof(size_t) + 8, (size), BIG };      \
+        for (size_t c_ = 0; c_ < sizeof(cases) / sizeof(cases[0]); c_++) {                               \
+            size_t want = cases[c_];                                                                     \
+            memset(buf, 0xa5, sizeof(buf));                                                              \
+            memcpy(buf, &want, sizeof(size_t) <= want ? sizeof(size_t) : want);                          \
+            if (want < sizeof(size_t))                                                                   \
+                memset(buf, 0, sizeof(size_t)), memcpy(buf, &want, sizeof(size_t));                      \
+            int rc_ = (call);                                                                            \
+            if (want < sizeof(size_t)) {                                                                 \
+                CHECK(rc_ == KSYM_ERR_INVALID);                                                          \
+                continue;                                                                                \
+            }                                                                                            \
+            CHECK(rc_ == 0);                                                                             \
+            size_t lim = want < (size) ? want : (size);                                                  \
+            size_t got;                                                                                  \
+            memcpy(&got, buf, sizeof(got));                                                              \
+            CHECK(got == want);                                                                           \
+            int clean = 1;                                                                               \
+            for (size_t b_ = lim; b_ < sizeof(buf); b_++)                                                \
+                clean &= buf[b_] == 0xa5;                                                                \
+            if (!clean)                                                                                  \
+                fprintf(stderr, "%s: wrote past sz %zu\n", name, want);                                  \
+            CHECK(clean);                                                                                \
+        }                                                                                                \
+    } while (0)
+
+/* Calls `call` with an options struct of type T set by `init`, sized in
+ * every way; `ok` says whether the exact struct succeeds (`call` returns a
+ * pointer freed by `freeit`). */
+#define CHECK_IN(T, init, call, freeit)                                                                  \
+    do {                                                                                                 \
+        struct {                                                                                         \
+            struct T o;                                                                                  \
+            uint64_t tail[4];                                                                            \
+        } in_;                                                                                           \
+        size_t sizes[] = { 0, sizeof(size_t) - 1, sizeof(struct T), sizeof(in_) };                        \
+        for (size_t c_ = 0; c_ < 4; c_++) {                                                              \
+            for (int nonzero = 0; nonzero < 2; nonzero++) {                                              \
+                memset(&in_, 0, sizeof(in_));                                                            \
+                init;                                                                                    \
+                in_.o.sz = sizes[c_];                                                                    \
+                if (nonzero)                                                                             \
+                    in_.tail[3] = 1;                                                                     \
+                struct T *opts = &in_.o;                                                                 \
+                void *r_ = (void *)(call);                                                               \
+                int expect_ok = sizes[c_] >= sizeof(size_t) && !(nonzero && sizes[c_] > sizeof(struct T)); \
+                if (expect_ok != (r_ != NULL))                                                           \
+                    fprintf(stderr, "%s sz %zu tail %d: %s\n", #T, sizes[c_], nonzero,                  \
+                            ksym_last_error_message());                                                  \
+                CHECK(expect_ok == (r_ != NULL));                                                        \
+                if (!r_)                                                                                 \
+                    CHECK(ksym_last_error() == KSYM_ERR_INVALID);                                        \
+                else                                                                                     \
+                    freeit(r_);                                                                          \
+            }                                                                                            \
+        }                                                                                                \
+    } while (0)
+
+static void free_table(void *t) { ksym_table_free(t); }
+static void free_cache(void *c) { ksym_cache_free(c); }
+static void free_btf(void *b) { ksym_btf_free(b); }
+
+static const char TEXT[] = "ffffffff81000000 T _text\nffffffffc0000000 t m\t[mod]\n";
+
+int main(void)
+{
+    char dir[] = "/tmp/ksym-sz-XXXXXX";
+    if (!mkdtemp(dir))
+        return 2;
+    char kpath[64], mpath[64];
+    snprintf(kpath, sizeof(kpath), "%s/kallsyms", dir);
+    snprintf(mpath, sizeof(mpath), "%s/modules", dir);
+    FILE *f = fopen(kpath, "w");
+    fputs(TEXT, f);
+    fclose(f);
+    f = fopen(mpath, "w");
+    fclose(f);
+
+    /* Inputs. */
+    CHECK_IN(ksym_table_opts, (in_.o.kallsyms_path = kpath, in_.o.builtin_ranges_path = ""),
+             ksym_table_open(opts), free_table);
+    CHECK_IN(ksym_table_opts, (void)0, ksym_table_from_buffer(TEXT, sizeof(TEXT) - 1, opts), free_table);
+    CHECK_IN(ksym_table_opts, (in_.o.kallsyms_path = kpath, in_.o.modules_path = mpath), ksym_cache_new(opts),
+             free_cache);
+    const char *data = getenv("KSYM_TESTDATA");
+    char bpath[512];
+    snprintf(bpath, sizeof(bpath), "%s/linux-6.1-cloud/btf/vmlinux", data ? data : ".");
+    if (data)
+        CHECK_IN(ksym_btf_opts, (in_.o.vmlinux_btf_path = bpath, in_.o.module_btf_dir = ""), ksym_btf_open(opts),
+                 free_btf);
+    else
+        SKIP("KSYM_TESTDATA not set: ksym_btf_opts untested");
+
+    /* Outputs. */
+    struct ksym_table *t = ksym_table_from_buffer(TEXT, sizeof(TEXT) - 1, NULL);
+    CHECK_OUT("ksym_table_stats", sizeof(struct ksym_table_stats), ksym_table_stats(t, (void *)buf));
+    CHECK_OUT("ksym_table_module", sizeof(struct ksym_module_info), ksym_table_module(t, 1, (void *)buf));
+    ksym_table_free(t);
+    KSYM_OPTS(ksym_table_opts, co, .kallsyms_path = kpath, .modules_path = mpath);
+    struct ksym_cache *c = ksym_cache_new(&co);
+    CHECK_OUT("ksym_cache_stats", sizeof(struct ksym_cache_stats), ksym_cache_stats(c, (void *)buf));
+    ksym_cache_free(c);
+    struct ksym_bpf_object *o = ksym_bpf_object_open("c-tests/bpf/kconfig.bpf.o");
+    CHECK(o != NULL);
+    if (o) {
+        CHECK_OUT("ksym_bpf_program_info", sizeof(struct ksym_bpf_program_info),
+                  ksym_bpf_program_info(o, 0, (void *)buf));
+        CHECK_OUT("ksym_bpf_map_info", sizeof(struct ksym_bpf_map_info), ksym_bpf_map_info(o, 0, (void *)buf));
+        CHECK_OUT("ksym_bpf_extern_info", sizeof(struct ksym_bpf_extern_info),
+                  ksym_bpf_extern_info(o, 0, (void *)buf));
+        CHECK_OUT("ksym_bpf_program_reloc", sizeof(struct ksym_bpf_reloc),
+                  ksym_bpf_program_reloc(o, 0, 0, (void *)buf));
+        CHECK_OUT("ksym_bpf_program_attach_info", sizeof(struct ksym_bpf_attach),
+                  ksym_bpf_program_attach_info(o, 0, (void *)buf));
+        ksym_bpf_object_free(o);
+    }
+    if (data) {
+        KSYM_OPTS(ksym_btf_opts, bo, .vmlinux_btf_path = bpath, .module_btf_dir = "");
+        struct ksym_btf *b = ksym_btf_open(&bo);
+        CHECK(b != NULL);
+        CHECK_OUT("ksym_btf_find", sizeof(struct ksym_btf_type), ksym_btf_find(b, "task_struct", 0, (void *)buf));
+        CHECK_OUT("ksym_btf_stats", sizeof(struct ksym_btf_stats), ksym_btf_stats(b, (void *)buf));
+        ksym_btf_free(b);
+    }
+    remove(kpath);
+    remove(mpath);
+    rmdir(dir);
+    return finish("test_sz");
+}
