@@ -46,11 +46,27 @@ fn expect<T>(rows: &mut Vec<Case>, input: &str, r: Result<T, Error>, code: i32, 
     };
     assert_eq!(e.code(), code, "{input}: {e}");
     assert!(e.message().contains(needle), "{input}: {e}");
-    let m = e.message();
-    let short = if m.len() > 110 { format!("{}...", &m[..m.char_indices().nth(107).map_or(m.len(), |c| c.0)]) } else { m.to_string() };
+    let m: String = e
+        .message()
+        .chars()
+        .map(|c| if c.is_control() || c == '\u{fffd}' { '.' } else { c })
+        .collect();
+    let m = m.as_str();
+    let short = if m.len() > 110 {
+        format!(
+            "{}...",
+            &m[..m.char_indices().nth(107).map_or(m.len(), |c| c.0)]
+        )
+    } else {
+        m.to_string()
+    };
     rows.push(Case {
         input: input.into(),
-        result: format!("`{}`: {}", code_name(code), short.replace('|', "\\|").replace('`', "'")),
+        result: format!(
+            "`{}`: {}",
+            code_name(code),
+            short.replace('|', "\\|").replace('`', "'")
+        ),
     });
 }
 
@@ -72,30 +88,120 @@ fn bad_input_table() {
     };
 
     // kallsyms.
-    expect(&mut rows, "kallsyms: a missing file", table(&p("missing")), NOT_FOUND, "missing");
-    expect(&mut rows, "kallsyms: a directory", table(dir.path()), -21, "cannot read");
-    expect(&mut rows, "kallsyms: an empty file", table(&write("empty", b"")), FORMAT, "empty");
-    expect(&mut rows, "kallsyms: blank lines only", table(&write("blank", b"\n\n  \n")), FORMAT, "blank");
-    let elf = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/c-tests/bpf/aliases.bpf.o")).unwrap();
-    expect(&mut rows, "kallsyms: a binary file (an ELF object)", table(&write("elf", &elf)), FORMAT, ":1:");
-    expect(&mut rows, "kallsyms: a NUL inside a line", table(&write("nul", b"ffffffff81000000 T a\0b\n")), FORMAT, ":1:");
-    expect(&mut rows, "kallsyms: /dev/zero (no newline, no end)", table(Path::new("/dev/zero")), FORMAT, "line longer than 64 KiB");
+    expect(
+        &mut rows,
+        "kallsyms: a missing file",
+        table(&p("missing")),
+        NOT_FOUND,
+        "missing",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: a directory",
+        table(dir.path()),
+        -21,
+        "cannot read",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: an empty file",
+        table(&write("empty", b"")),
+        FORMAT,
+        "empty",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: blank lines only",
+        table(&write("blank", b"\n\n  \n")),
+        FORMAT,
+        "blank",
+    );
+    let elf = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/c-tests/bpf/aliases.bpf.o"
+    ))
+    .unwrap();
+    expect(
+        &mut rows,
+        "kallsyms: a binary file (an ELF object)",
+        table(&write("elf", &elf)),
+        FORMAT,
+        ":1:",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: a NUL inside a line",
+        table(&write("nul", b"ffffffff81000000 T a\0b\n")),
+        FORMAT,
+        ":1:",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: /dev/zero (no newline, no end)",
+        table(Path::new("/dev/zero")),
+        FORMAT,
+        "line longer than 64 KiB",
+    );
     let big = p("sparse");
-    std::fs::File::create(&big).unwrap().set_len(1 << 30).unwrap();
-    expect(&mut rows, "kallsyms: a 1 GiB file", table(&big), FORMAT, "more than 256 MiB");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    expect(
+        &mut rows,
+        "kallsyms: a 1 GiB file",
+        table(&big),
+        FORMAT,
+        "more than 256 MiB",
+    );
     let name = "n".repeat(10_000);
-    let t = table(&write("long10k", format!("ffffffff81000000 T {name}\n").as_bytes())).unwrap();
-    assert_eq!(t.lookup(name.as_bytes()).unwrap().unique().unwrap().addr, 0xffffffff81000000);
-    ok(&mut rows, "kallsyms: a 10,000-byte name", "accepted, found (names up to 32,767 bytes)");
+    let t = table(&write(
+        "long10k",
+        format!("ffffffff81000000 T {name}\n").as_bytes(),
+    ))
+    .unwrap();
+    assert_eq!(
+        t.lookup(name.as_bytes()).unwrap().unique().unwrap().addr,
+        0xffffffff81000000
+    );
+    ok(
+        &mut rows,
+        "kallsyms: a 10,000-byte name",
+        "accepted, found (names up to 32,767 bytes)",
+    );
     let name = "n".repeat(40_000);
-    expect(&mut rows, "kallsyms: a 40,000-byte name", table(&write("long40k", format!("ffffffff81000000 T {name}\n").as_bytes())), FORMAT, "32767");
-    expect(&mut rows, "kallsyms: a 17-digit address", table(&write("addr17", b"fffffffff81000000 T a\n")), FORMAT, ":1:");
+    expect(
+        &mut rows,
+        "kallsyms: a 40,000-byte name",
+        table(&write(
+            "long40k",
+            format!("ffffffff81000000 T {name}\n").as_bytes(),
+        )),
+        FORMAT,
+        "32767",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: a 17-digit address",
+        table(&write("addr17", b"fffffffff81000000 T a\n")),
+        FORMAT,
+        ":1:",
+    );
     let t = table(&write("addr15", b"ffffffff8100000 T a\n")).unwrap();
-    assert_eq!(t.lookup(b"a").unwrap().unique().unwrap().addr, 0xffffffff8100000);
-    ok(&mut rows, "kallsyms: a 15-digit address", "accepted as its value (1 to 16 hex digits: 32-bit kernels print 8)");
+    assert_eq!(
+        t.lookup(b"a").unwrap().unique().unwrap().addr,
+        0xffffffff8100000
+    );
+    ok(
+        &mut rows,
+        "kallsyms: a 15-digit address",
+        "accepted as its value (1 to 16 hex digits: 32-bit kernels print 8)",
+    );
     // Every byte value but whitespace and NUL, in names.
     let mut text = Vec::new();
-    let bytes: Vec<u8> = (1..=255u8).filter(|&b| !b.is_ascii_whitespace() && b != 0x0b).collect();
+    let bytes: Vec<u8> = (1..=255u8)
+        .filter(|&b| !b.is_ascii_whitespace() && b != 0x0b)
+        .collect();
     for (i, c) in bytes.chunks(16).enumerate() {
         text.extend_from_slice(format!("ffffffff81{:06x} T ", i * 16).as_bytes());
         text.extend_from_slice(c);
@@ -107,16 +213,51 @@ fn bad_input_table() {
             assert!(t.lookup(c).is_ok(), "{c:?}");
         }
     }
-    ok(&mut rows, "kallsyms: every byte value but whitespace (VT included) and NUL in names", "accepted, each found (a backtick needs the qualified form)");
-    expect(&mut rows, "kallsyms: every address zero (kptr_restrict)", table(&write("zero", b"0000000000000000 T a\n0000000000000000 t b\n")), RESTRICTED, "kptr_restrict");
+    ok(
+        &mut rows,
+        "kallsyms: every byte value but whitespace (VT included) and NUL in names",
+        "accepted, each found (a backtick needs the qualified form)",
+    );
+    expect(
+        &mut rows,
+        "kallsyms: every address zero (kptr_restrict)",
+        table(&write(
+            "zero",
+            b"0000000000000000 T a\n0000000000000000 t b\n",
+        )),
+        RESTRICTED,
+        "kptr_restrict",
+    );
     let same: Vec<u8> = b"ffffffff81000000 T foo\n".repeat(10_000);
-    expect(&mut rows, "kallsyms: one name 10,000 times", table(&write("same", &same)), FORMAT, "share one name");
-    ok(&mut rows, "kallsyms: a FIFO fed valid lines for ever", "`KSYM_ERR_FORMAT` at 256 MiB (src/table/tests.rs `bounds`)");
+    expect(
+        &mut rows,
+        "kallsyms: one name 10,000 times",
+        table(&write("same", &same)),
+        FORMAT,
+        "share one name",
+    );
+    ok(
+        &mut rows,
+        "kallsyms: a FIFO fed valid lines for ever",
+        "`KSYM_ERR_FORMAT` at 256 MiB (src/table/tests.rs `bounds`)",
+    );
 
     // modules.builtin.ranges.
     let r = ksym::formats::ranges::Ranges::read(&write("ranges", b"this is not a ranges file\n"));
-    expect(&mut rows, "modules.builtin.ranges: garbage", r, FORMAT, "ranges");
-    expect(&mut rows, "modules.builtin.ranges: /dev/zero", ksym::formats::ranges::Ranges::read(Path::new("/dev/zero")), FORMAT, "MiB");
+    expect(
+        &mut rows,
+        "modules.builtin.ranges: garbage",
+        r,
+        FORMAT,
+        "ranges",
+    );
+    expect(
+        &mut rows,
+        "modules.builtin.ranges: /dev/zero",
+        ksym::formats::ranges::Ranges::read(Path::new("/dev/zero")),
+        FORMAT,
+        "MiB",
+    );
 
     // BPF objects: every byte of the ELF header in turn.
     let mut refused = 0;
@@ -128,7 +269,10 @@ fn bad_input_table() {
             }
             b[at] = v;
             if let Err(e) = ksym::bpf::Object::parse(&b) {
-                assert!(matches!(e.code(), FORMAT | ksym::error::UNSUPPORTED), "byte {at} = {v:#x}: {e}");
+                assert!(
+                    matches!(e.code(), FORMAT | ksym::error::UNSUPPORTED),
+                    "byte {at} = {v:#x}: {e}"
+                );
                 refused += 1;
             }
         }
@@ -139,15 +283,37 @@ fn bad_input_table() {
         assert!(ksym::bpf::Object::parse(&elf[..cut]).is_err());
         truncated += 1;
     }
-    ok(&mut rows, "BPF object: truncated at every 61st byte", &format!("{truncated} cuts, each `KSYM_ERR_FORMAT`"));
-    expect(&mut rows, "BPF object: a kallsyms file", ksym::bpf::Object::parse(b"ffffffff81000000 T a\n"), FORMAT, "ELF");
-    expect(&mut rows, "BPF object: /dev/zero", ksym::bpf::Object::open(Path::new("/dev/zero")), FORMAT, "MiB");
+    ok(
+        &mut rows,
+        "BPF object: truncated at every 61st byte",
+        &format!("{truncated} cuts, each `KSYM_ERR_FORMAT`"),
+    );
+    expect(
+        &mut rows,
+        "BPF object: a kallsyms file",
+        ksym::bpf::Object::parse(b"ffffffff81000000 T a\n"),
+        FORMAT,
+        "ELF",
+    );
+    expect(
+        &mut rows,
+        "BPF object: /dev/zero",
+        ksym::bpf::Object::open(Path::new("/dev/zero")),
+        FORMAT,
+        "MiB",
+    );
 
     // BTF.
     use ksym::formats::btf::Btf;
     let btf = |types: &[u32], strings: &[u8]| {
         let mut b = vec![0x9f, 0xeb, 1, 0];
-        for v in [24u32, 0, (types.len() * 4) as u32, (types.len() * 4) as u32, strings.len() as u32] {
+        for v in [
+            24u32,
+            0,
+            (types.len() * 4) as u32,
+            (types.len() * 4) as u32,
+            strings.len() as u32,
+        ] {
             b.extend_from_slice(&v.to_le_bytes());
         }
         for t in types {
@@ -158,16 +324,60 @@ fn bad_input_table() {
     };
     // [1] typedef -> [2], [2] typedef -> [1]: a loop.
     let looped = Btf::parse(btf(&[1, 8 << 24, 2, 1, 8 << 24, 1], b"\0a\0")).unwrap();
-    expect(&mut rows, "BTF: typedefs in a loop", looped.resolve(1), FORMAT, "loop");
-    expect(&mut rows, "BTF: a pointer to type 99 of 1", Btf::parse(btf(&[0, 2 << 24, 99], b"\0")), FORMAT, "99");
-    expect(&mut rows, "BTF: a name offset past the strings", Btf::parse(btf(&[50, 1 << 24, 4, 32], b"\0")), FORMAT, "name offset");
-    expect(&mut rows, "BTF: truncated header", Btf::parse(vec![0x9f, 0xeb, 1]), FORMAT, "header");
-    expect(&mut rows, "BTF: big-endian", Btf::parse(vec![0xeb, 0x9f, 1, 0, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), FORMAT, "big-endian");
+    expect(
+        &mut rows,
+        "BTF: typedefs in a loop",
+        looped.resolve(1),
+        FORMAT,
+        "loop",
+    );
+    expect(
+        &mut rows,
+        "BTF: a pointer to type 99 of 1",
+        Btf::parse(btf(&[0, 2 << 24, 99], b"\0")),
+        FORMAT,
+        "99",
+    );
+    expect(
+        &mut rows,
+        "BTF: a name offset past the strings",
+        Btf::parse(btf(&[50, 1 << 24, 4, 32], b"\0")),
+        FORMAT,
+        "name offset",
+    );
+    expect(
+        &mut rows,
+        "BTF: truncated header",
+        Btf::parse(vec![0x9f, 0xeb, 1]),
+        FORMAT,
+        "header",
+    );
+    expect(
+        &mut rows,
+        "BTF: big-endian",
+        Btf::parse(vec![
+            0xeb, 0x9f, 1, 0, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]),
+        FORMAT,
+        "big-endian",
+    );
 
     // Kernel config.
     let gz = p("config.gz");
-    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
-    expect(&mut rows, "kernel config: corrupt gzip", ksym::base::read::read_maybe_gzip(&gz), FORMAT, "gzip");
+    std::fs::write(
+        &gz,
+        [
+            0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+        ],
+    )
+    .unwrap();
+    expect(
+        &mut rows,
+        "kernel config: corrupt gzip",
+        ksym::base::read::read_maybe_gzip(&gz),
+        FORMAT,
+        "gzip",
+    );
 
     let mut md = String::from("| input | result |\n|---|---|\n");
     for r in &rows {

@@ -35,7 +35,9 @@ fn core_addresses_are_system_maps() {
     for l in map.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() == 3 && matches!(f[1], "T" | "t") {
-            let e = count.entry(f[2]).or_insert((u64::from_str_radix(f[0], 16).unwrap(), 0));
+            let e = count
+                .entry(f[2])
+                .or_insert((u64::from_str_radix(f[0], 16).unwrap(), 0));
             e.1 += 1;
         }
     }
@@ -74,20 +76,33 @@ fn module_symbols_lie_in_their_sections() {
         for l in text(&format!("{kernel}/module-sections")).lines() {
             let f: Vec<&str> = l.split_whitespace().collect();
             let a = u64::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap();
-            secs.entry(f[0].to_string()).or_default().push((f[1].to_string(), a));
+            secs.entry(f[0].to_string())
+                .or_default()
+                .push((f[1].to_string(), a));
         }
         let mut modules = 0;
-        for m in t.modules().filter(|m| m.kind == ksym::rules::modules::ModuleKind::Loadable) {
+        for m in t
+            .modules()
+            .filter(|m| m.kind == ksym::rules::modules::ModuleKind::Loadable)
+        {
             let name = m.name.to_string_lossy().into_owned();
             let s = &secs[&name];
             let lo = s.iter().map(|x| x.1).min().unwrap();
             // Every symbol of the module is at or after its lowest section
             // (`a` symbols with non-address values aside: they are absolute).
-            assert!(m.lo >= lo, "{kernel} {name}: lowest symbol {:#x} below its sections {lo:#x}", m.lo);
+            assert!(
+                m.lo >= lo,
+                "{kernel} {name}: lowest symbol {:#x} below its sections {lo:#x}",
+                m.lo
+            );
             // Its .text section starts with one of its symbols.
             if let Some(&(_, text_at)) = s.iter().find(|x| x.0 == ".text") {
                 let (sym, off) = t.symbolize(text_at).unwrap();
-                assert_eq!(sym.module.to_string_lossy(), name, "{kernel} .text of {name}");
+                assert_eq!(
+                    sym.module.to_string_lossy(),
+                    name,
+                    "{kernel} .text of {name}"
+                );
                 assert!(off < 0x1000, "{kernel} {name}: {off:#x}");
             }
             modules += 1;
@@ -115,7 +130,12 @@ fn patch_sites_symbolize_to_their_function() {
             .iter()
             .map(|x| format!("{:#x}", x.addr))
             .collect();
-        assert!(at.contains(&format!("{:#x}", s.addr)), "{l}: symbolized to {} at {:#x}, named at {at:?}", s.name.to_string_lossy(), s.addr);
+        assert!(
+            at.contains(&format!("{:#x}", s.addr)),
+            "{l}: symbolized to {} at {:#x}, named at {at:?}",
+            s.name.to_string_lossy(),
+            s.addr
+        );
         checked += 1;
     }
     assert!(checked > 40_000, "{checked}");
@@ -138,7 +158,11 @@ fn proc_modules_of_real_kernels() {
             // The address is the base of the module's text: its first
             // symbol is there.
             let (s, off) = t.symbolize(m.addr).unwrap();
-            assert_eq!((s.module.to_string_lossy().into_owned(), off), (name.clone(), 0), "{kernel} {name}");
+            assert_eq!(
+                (s.module.to_string_lossy().into_owned(), off),
+                (name.clone(), 0),
+                "{kernel} {name}"
+            );
             assert!(m.size > 0);
         }
     }

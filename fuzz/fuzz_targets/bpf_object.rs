@@ -33,10 +33,17 @@ fn kernel() -> &'static (Cache, Arc<KernelBtf>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut o) = Object::parse(data) else { return };
+    let Ok(mut o) = Object::parse(data) else {
+        return;
+    };
     let (cache, btf) = kernel();
     for i in 0..o.programs().len().min(64) {
-        let _ = (o.relocs(i), o.attach_info(i), o.func_info(i), o.line_info(i));
+        let _ = (
+            o.relocs(i),
+            o.attach_info(i),
+            o.func_info(i),
+            o.line_info(i),
+        );
     }
     let _ = o.btf();
     let _ = o.resolve_ksyms(Some(cache));

@@ -11,7 +11,9 @@ fuzz_target!(|data: &[u8]| {
     let table = Table::from_bytes(data, &Options::default());
     // The same text as a file, for the streaming pass.
     let path = std::env::temp_dir().join(format!("ksym-fuzz-kallsyms-{}", std::process::id()));
-    std::fs::File::create(&path).and_then(|mut f| f.write_all(data)).unwrap();
+    std::fs::File::create(&path)
+        .and_then(|mut f| f.write_all(data))
+        .unwrap();
     let source = Source {
         kallsyms_path: Some(path),
         builtin_ranges: None,
@@ -32,7 +34,9 @@ fuzz_target!(|data: &[u8]| {
     });
     names.push(b"libksym_fuzz_absent".to_vec());
     let queries: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
-    let Ok((answers, _)) = resolve(&source, &queries) else { return };
+    let Ok((answers, _)) = resolve(&source, &queries) else {
+        return;
+    };
     for (q, a) in queries.iter().zip(&answers) {
         let (addr, err) = match t.lookup(q) {
             Ok(Lookup::Found(s)) => (s.addr, 0),
@@ -42,6 +46,11 @@ fuzz_target!(|data: &[u8]| {
         if err == ksym::error::INVALID || a.err == ksym::error::INVALID {
             continue; // a name the query grammar refuses
         }
-        assert_eq!((a.addr, a.err), (addr, err), "query {:?}", String::from_utf8_lossy(q));
+        assert_eq!(
+            (a.addr, a.err),
+            (addr, err),
+            "query {:?}",
+            String::from_utf8_lossy(q)
+        );
     }
 });

@@ -469,7 +469,11 @@ mod tests {
     fn glob_pathological_is_bounded() {
         // Backtracking per star would take exponentially many steps here;
         // the walk takes at most (pattern + 1) x (subject + 1).
-        for (p, len) in [("a*a*a*a*a*a*a*a*b", 4000), ("*a*b*c*d*e*f*g*h*i*j*k*z", 3000), ("??*??*??*x", 5000)] {
+        for (p, len) in [
+            ("a*a*a*a*a*a*a*a*b", 4000),
+            ("*a*b*c*d*e*f*g*h*i*j*k*z", 3000),
+            ("??*??*??*x", 5000),
+        ] {
             let s = vec![b'a'; len];
             let mut steps = 0;
             assert!(!g(p).matches_counting(&s, &mut steps));

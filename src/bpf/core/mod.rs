@@ -230,8 +230,14 @@ fn calc_field(rec: &CoreRecord, spec: Option<&Spec<'_>>) -> Result<Field> {
         if bsz == 0 {
             return Err(bad("bitfield of a zero-sized type"));
         }
+        // libbpf's arithmetic is C's on __u32: it wraps on (malformed) BTF
+        // whose sizes and offsets overflow, and so does this.
         let mut boff = bit_off / 8 / bsz * bsz;
-        while bit_off + bit_sz - boff * 8 > bsz * 8 {
+        while bit_off
+            .wrapping_add(bit_sz)
+            .wrapping_sub(boff.wrapping_mul(8))
+            > bsz.wrapping_mul(8)
+        {
             if bsz >= 8 {
                 return Err(bad(format!(
                     "insn #{}: bitfield cannot be read with a 64-bit load",
@@ -246,7 +252,7 @@ fn calc_field(rec: &CoreRecord, spec: Option<&Spec<'_>>) -> Result<Field> {
     } else {
         byte_sz = resolve_size(btf, field_type_id)? as u32;
         byte_off = spec.bit_offset / 8;
-        bit_sz = byte_sz * 8;
+        bit_sz = byte_sz.wrapping_mul(8);
     }
     let mut validate = !bitfield;
     let v = match rec.kind {
@@ -266,10 +272,14 @@ fn calc_field(rec: &CoreRecord, spec: Option<&Spec<'_>>) -> Result<Field> {
                     || (mt.kind() == KIND_INT && mt.int().0 & INT_SIGNED != 0)
             }) as u64
         }
-        FIELD_LSHIFT_U64 => 64u64.wrapping_sub((bit_off + bit_sz - byte_off * 8) as u64),
+        FIELD_LSHIFT_U64 => 64u64.wrapping_sub(
+            bit_off
+                .wrapping_add(bit_sz)
+                .wrapping_sub(byte_off.wrapping_mul(8)) as u64,
+        ),
         FIELD_RSHIFT_U64 => {
             validate = true;
-            64 - bit_sz as u64
+            64u64.wrapping_sub(bit_sz as u64)
         }
         k => return Err(bad(format!("unknown field relocation {k}"))),
     };

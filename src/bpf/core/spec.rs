@@ -120,7 +120,7 @@ pub(super) fn parse_spec<'b>(btf: &'b Btf, rec: &CoreRecord) -> Result<Spec<'b>>
         name: None,
     });
     let sz = resolve_size(btf, id)?;
-    spec.bit_offset = (first as u64 * sz * 8) as u32;
+    spec.bit_offset = (first as u64).wrapping_mul(sz).wrapping_mul(8) as u32;
     for i in 1..spec.raw.len() {
         let (t, tid) = skip(btf, id);
         id = tid;
@@ -170,7 +170,7 @@ pub(super) fn parse_spec<'b>(btf: &'b Btf, rec: &CoreRecord) -> Result<Spec<'b>>
             let sz = resolve_size(btf, id)?;
             spec.bit_offset = spec
                 .bit_offset
-                .wrapping_add((access as u64 * sz * 8) as u32);
+                .wrapping_add((access as u64).wrapping_mul(sz).wrapping_mul(8) as u32);
         } else {
             return Err(bad(format!(
                 "relocation of [{}] `{}` (at index {i}) reaches type [{id}] of kind {}",
@@ -376,7 +376,9 @@ pub(super) fn spec_match<'t>(
             });
             ts.raw.push(la.idx);
             let sz = resolve_size(tb, tid)?;
-            ts.bit_offset = ts.bit_offset.wrapping_add((la.idx as u64 * sz * 8) as u32);
+            ts.bit_offset = ts
+                .bit_offset
+                .wrapping_add((la.idx as u64).wrapping_mul(sz).wrapping_mul(8) as u32);
         }
     }
     Ok(Some(ts))
