@@ -49,7 +49,13 @@ fn expect<T>(rows: &mut Vec<Case>, input: &str, r: Result<T, Error>, code: i32, 
     let m: String = e
         .message()
         .chars()
-        .map(|c| if c.is_control() || c == '\u{fffd}' { '.' } else { c })
+        .map(|c| {
+            if c.is_control() || c == '\u{fffd}' {
+                '.'
+            } else {
+                c
+            }
+        })
         .collect();
     let m = m.as_str();
     let short = if m.len() > 110 {

@@ -81,7 +81,7 @@ fn subprog_at<'s>(syms: &'s [Sym<'s>], text: usize, idx: usize) -> Option<&'s Sy
         s.ty == object::elf::STT_FUNC
             && s.shndx as usize == text
             && s.value <= at
-            && at < s.value + s.size.max(8)
+            && at < s.value.saturating_add(s.size.max(8))
     })
 }
 
@@ -143,7 +143,11 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     Some(((v / 8) as i64 + insn.imm as i64 + 1, RelocKind::Call))
                 }
                 Some(Target::Func(v)) => {
-                    Some((((v as i64) + insn.imm as i64) / 8, RelocKind::Func))
+                    // A symbol value past i64 is no function: out of range below.
+                    Some((
+                        (v as i64).saturating_add(insn.imm as i64) / 8,
+                        RelocKind::Func,
+                    ))
                 }
                 None if insn.is_pseudo_call() => {
                     if Some(piece.sec) != code.text {
@@ -237,7 +241,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                         kind: RelocKind::MapValue,
                         symbol: code.maps[m].name.clone(),
                         target: m,
-                        addend: insn.imm as i64 + off as i64,
+                        addend: (insn.imm as i64).saturating_add(off as i64),
                         flags: 0,
                     });
                 }

@@ -483,12 +483,29 @@ fn absurd_sizes_wrap_as_libbpf_and_never_panic() {
     let mut b = Builder::new();
     let huge = b.t("int", KIND_INT, 0, false, 0x2000_0000, &[INT_ENC | 32]);
     let f = b.s("flags");
-    b.t("task", KIND_STRUCT, 1, true, 0x4000_0000, &[f, huge, (3 << 24) | 0x007f_ffff]);
+    b.t(
+        "task",
+        KIND_STRUCT,
+        1,
+        true,
+        0x4000_0000,
+        &[f, huge, (3 << 24) | 0x007f_ffff],
+    );
     let access = b.s("0:0");
     let local = Btf::parse(b.bytes()).unwrap();
     let kernel = KernelBtf::from_parts(target(false), Vec::new()).unwrap();
-    for kind in [FIELD_BYTE_OFFSET, FIELD_BYTE_SIZE, FIELD_LSHIFT_U64, FIELD_RSHIFT_U64] {
-        let rec = CoreRecord { insn_off: 0, type_id: 2, access_off: access, kind };
+    for kind in [
+        FIELD_BYTE_OFFSET,
+        FIELD_BYTE_SIZE,
+        FIELD_LSHIFT_U64,
+        FIELD_RSHIFT_U64,
+    ] {
+        let rec = CoreRecord {
+            insn_off: 0,
+            type_id: 2,
+            access_off: access,
+            kind,
+        };
         let _ = resolve(&local, &kernel, &rec, &mut Cands::default(), "test", 0);
     }
 }

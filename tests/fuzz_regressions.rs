@@ -1,0 +1,53 @@
+//! Every input the fuzz targets once failed on (fuzz/regressions/), run
+//! through the same calls by the ordinary test suite: no panic, whatever
+//! the answer. (make test also replays them through the fuzz binaries.)
+
+use std::path::Path;
+
+fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions")
+        .join(target);
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn bpf_object_regressions() {
+    let found = inputs("bpf_object");
+    assert!(found.len() >= 2, "{}", found.len());
+    let btf = ksym::formats::btf::Btf::parse(
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/vmlinux-small.btf"))
+            .unwrap(),
+    )
+    .unwrap();
+    let kernel = std::sync::Arc::new(ksym::btf::KernelBtf::from_parts(btf, Vec::new()).unwrap());
+    for (name, data) in found {
+        let r = std::panic::catch_unwind(|| {
+            let Ok(mut o) = ksym::bpf::Object::parse(&data) else {
+                return;
+            };
+            for i in 0..o.programs().len() {
+                let _ = (o.relocs(i), o.attach_info(i));
+            }
+            let _ = o.resolve_btf(&kernel);
+            for m in 0..o.maps().len() {
+                let _ = o.set_map_fd(m, 3);
+            }
+            let _ = o.relocate();
+        });
+        assert!(r.is_ok(), "{name} panics");
+    }
+}
