@@ -148,6 +148,12 @@ pub(super) fn collect(btf: &Btf, weak: impl Fn(&[u8]) -> bool) -> Result<Vec<Ext
         }
     }
     layout_kconfig(&mut out);
+    if kconfig_size(&out) > MAX_KCONFIG_MAP {
+        return Err(Error::unsupported(format!(
+            "the `.kconfig` externs need more than {} KiB: a broken object",
+            MAX_KCONFIG_MAP >> 10
+        )));
+    }
     Ok(out)
 }
 
@@ -168,6 +174,11 @@ fn kcfg_of(btf: &Btf, v: Ty<'_>, name: &str) -> Result<Kcfg> {
              enum libbpf_tristate or a char array",
         )
     })?;
+    // A config value is a few bytes (a string: a few hundred): a huge one
+    // is a broken object, and would make a huge map.
+    if size > MAX_KCFG as u64 {
+        return Err(bad(&format!("{size} bytes: more than {MAX_KCFG}")));
+    }
     Ok(Kcfg {
         ty,
         size: size as u32,
@@ -197,6 +208,7 @@ fn kcfg_type(btf: &Btf, id: u32) -> Result<Option<(KcfgType, bool)>> {
             }
         }
         fbtf::KIND_ENUM if t.size() != 4 => None,
+        fbtf::KIND_ENUM64 if t.size() < 4 => None,
         fbtf::KIND_ENUM | fbtf::KIND_ENUM64 => {
             (btf.str(t.name_off) == b"libbpf_tristate").then_some((KcfgType::Tristate, false))
         }
@@ -210,6 +222,10 @@ fn kcfg_type(btf: &Btf, id: u32) -> Result<Option<(KcfgType, bool)>> {
         _ => None,
     })
 }
+
+/// The largest `.kconfig` extern, and the largest `.kconfig` map.
+const MAX_KCFG: u32 = 1 << 16;
+const MAX_KCONFIG_MAP: u32 = 1 << 20;
 
 /// libbpf's layout of the `.kconfig` map: externs by descending
 /// alignment, then ascending size, then name, each at the next offset
@@ -230,8 +246,10 @@ fn layout_kconfig(externs: &mut [Extern]) {
     let mut off = 0u32;
     for i in order {
         let k = externs[i].kcfg.as_mut().expect("kconfig");
-        k.off = off.next_multiple_of(k.align.max(1));
-        off = k.off + k.size;
+        k.off = off
+            .checked_next_multiple_of(k.align.max(1))
+            .unwrap_or(u32::MAX);
+        off = k.off.saturating_add(k.size);
     }
 }
 
@@ -240,7 +258,7 @@ pub(super) fn kconfig_size(externs: &[Extern]) -> u32 {
     externs
         .iter()
         .filter_map(|x| x.kcfg)
-        .map(|k| k.off + k.size)
+        .map(|k| k.off.saturating_add(k.size))
         .max()
         .unwrap_or(0)
 }
