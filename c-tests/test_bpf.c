@@ -81,7 +81,9 @@ static void test_inspect(void)
     CHECK(!strcmp(m.name, "results") && !strcmp(m.section, ".maps") && m.type == 2 && m.key_size == 4);
     CHECK(m.value_size == 8 && m.max_entries == 16 && m.initial_value == NULL);
     CHECK(ksym_bpf_object_find_map(o, ".rodata", &idx) == 0);
-    CHECK(ksym_bpf_map_info(o, idx, &m) == 0 && m.map_flags == 0x80 && m.initial_value_size == 8);
+    /* BPF_F_RDONLY_PROG | BPF_F_MMAPABLE: read-only to programs, and a
+     * global variable (`magic`) lives in it, so user space may mmap it. */
+    CHECK(ksym_bpf_map_info(o, idx, &m) == 0 && m.map_flags == (0x80 | 0x400) && m.initial_value_size == 8);
     CHECK(*(const uint64_t *)m.initial_value == 0xfeedbeef);
     CHECK(ksym_bpf_object_find_map(o, ".bss", &idx) == 0);
     CHECK(ksym_bpf_map_info(o, idx, &m) == 0 && m.initial_value == NULL && m.value_size == 8);
@@ -256,6 +258,63 @@ static void test_errors(void)
     ksym_bpf_object_free(o);
 }
 
+/* Maps of maps and a program array (c-tests/bpf/slots.bpf.c): the inner
+ * map's shape and the initial slots, as the source spells them. */
+static void test_slots(void)
+{
+    struct ksym_bpf_object *o = open_obj("slots.bpf.o");
+    CHECK(o != NULL);
+    if (!o)
+        return;
+    size_t inner_a, inner_b, outer_arr, outer_hash, jmp, bss, tail_one, tail_three;
+    CHECK(ksym_bpf_object_find_map(o, "inner_a", &inner_a) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "inner_b", &inner_b) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "outer_arr", &outer_arr) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "outer_hash", &outer_hash) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "jmp", &jmp) == 0);
+    CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "tail_one", &tail_one) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "tail_three", &tail_three) == 0);
+
+    struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+    /* Array of maps: value size 4 (a map fd), inner arrays of 2 u64. */
+    CHECK(ksym_bpf_map_info(o, outer_arr, &m) == 0);
+    CHECK(m.type == 12 && m.key_size == 4 && m.value_size == 4 && m.max_entries == 4);
+    CHECK(m.inner_type == 2 && m.inner_key_size == 4 && m.inner_value_size == 8 && m.inner_max_entries == 2 &&
+          m.inner_map_flags == 0 && m.reserved3 == 0);
+    CHECK(m.slot_count == 2);
+    struct ksym_bpf_map_slot s = { .sz = sizeof(s) };
+    CHECK(ksym_bpf_map_slot(o, outer_arr, 0, &s) == 0);
+    CHECK(s.index == 0 && s.kind == KSYM_BPF_SLOT_MAP && s.target == inner_a);
+    CHECK(ksym_bpf_map_slot(o, outer_arr, 1, &s) == 0);
+    CHECK(s.index == 2 && s.kind == KSYM_BPF_SLOT_MAP && s.target == inner_b);
+    CHECK(ksym_bpf_map_slot(o, outer_arr, 2, &s) == KSYM_ERR_NOT_FOUND);
+    CHECK(strstr(ksym_last_error_message(), "outer_arr") != NULL);
+    /* Hash of maps whose inner map is an anonymous struct. */
+    CHECK(ksym_bpf_map_info(o, outer_hash, &m) == 0);
+    CHECK(m.type == 13 && m.value_size == 4 && m.max_entries == 8 && m.inner_type == 2 &&
+          m.inner_value_size == 8 && m.inner_max_entries == 2 && m.slot_count == 1);
+    CHECK(ksym_bpf_map_slot(o, outer_hash, 0, &s) == 0);
+    CHECK(s.index == 1 && s.kind == KSYM_BPF_SLOT_MAP && s.target == inner_b);
+    /* Program array: programs in its slots, no inner map. */
+    CHECK(ksym_bpf_map_info(o, jmp, &m) == 0);
+    CHECK(m.type == 3 && m.value_size == 4 && m.max_entries == 4 && m.inner_type == 0 && m.slot_count == 2);
+    CHECK(ksym_bpf_map_slot(o, jmp, 0, &s) == 0);
+    CHECK(s.index == 1 && s.kind == KSYM_BPF_SLOT_PROGRAM && s.target == tail_one);
+    CHECK(ksym_bpf_map_slot(o, jmp, 1, &s) == 0);
+    CHECK(s.index == 3 && s.kind == KSYM_BPF_SLOT_PROGRAM && s.target == tail_three);
+    /* Maps without `values`. */
+    CHECK(ksym_bpf_map_info(o, inner_a, &m) == 0);
+    CHECK(m.inner_type == 0 && m.slot_count == 0);
+    CHECK(ksym_bpf_map_info(o, bss, &m) == 0);
+    CHECK(m.inner_type == 0 && m.slot_count == 0);
+    CHECK(ksym_bpf_map_slot(o, inner_a, 0, &s) == KSYM_ERR_NOT_FOUND);
+    CHECK(ksym_bpf_map_slot(o, 99, 0, &s) == KSYM_ERR_NOT_FOUND);
+    CHECK(ksym_bpf_map_slot(o, jmp, 0, NULL) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_map_slot(NULL, 0, 0, &s) == KSYM_ERR_INVALID);
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     objdir = getenv("KSYM_BPF_OBJECTS");
@@ -269,6 +328,7 @@ int main(void)
     test_inspect();
     test_relocate();
     test_errors();
+    test_slots();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

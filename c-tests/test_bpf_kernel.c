@@ -182,6 +182,93 @@ static void test_many_aliases(uint64_t text)
     ksym_bpf_object_free(o);
 }
 
+/* The id of a map or program fd (bpf_map_info and bpf_prog_info both
+ * start with type, id). */
+static uint32_t obj_id(int fd)
+{
+    uint32_t info[2] = { 0, 0 };
+    struct kl_obj_info a;
+    memset(&a, 0, sizeof(a));
+    a.bpf_fd = (uint32_t)fd;
+    a.info_len = sizeof(info);
+    a.info = kl_ptr(info);
+    return kl_bpf(KL_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) < 0 ? 0 : info[1];
+}
+
+/* Maps of maps and a program array filled from the object's initial slots
+ * (c-tests/bpf/slots.bpf.c): the kernel says which map or program is in
+ * each slot (a lookup from user space gives its id), and `entry` reads
+ * the inner maps through the outer ones and tail-calls the program array. */
+static void test_slots(void)
+{
+    struct ksym_bpf_object *o = open_obj("slots.bpf.o");
+    if (!o)
+        return;
+    struct kl_loaded l;
+    char why[4096];
+    int err = kl_load(o, NULL, &l, NULL, why, sizeof(why));
+    CHECK(err == 0);
+    if (err) {
+        fprintf(stderr, "load: %s\n", why);
+        kl_unload(&l);
+        ksym_bpf_object_free(o);
+        return;
+    }
+    size_t inner_a, inner_b, outer_arr, outer_hash, jmp, bss, entry, tail_one, tail_three;
+    CHECK(ksym_bpf_object_find_map(o, "inner_a", &inner_a) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "inner_b", &inner_b) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "outer_arr", &outer_arr) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "outer_hash", &outer_hash) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "jmp", &jmp) == 0);
+    CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "entry", &entry) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "tail_one", &tail_one) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "tail_three", &tail_three) == 0);
+
+    /* What is in each slot, by id; empty slots are ENOENT. */
+    uint32_t k, id;
+    const struct {
+        size_t map;
+        uint32_t key;
+        int fd;
+    } want[] = {
+        { outer_arr, 0, l.map_fds[inner_a] }, { outer_arr, 1, -1 }, { outer_arr, 2, l.map_fds[inner_b] },
+        { outer_arr, 3, -1 },
+        { outer_hash, 0, -1 }, { outer_hash, 1, l.map_fds[inner_b] },
+        { jmp, 0, -1 }, { jmp, 1, l.prog_fds[tail_one] }, { jmp, 2, -1 }, { jmp, 3, l.prog_fds[tail_three] },
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        k = want[i].key;
+        id = 0;
+        int r = kl_map_lookup(l.map_fds[want[i].map], &k, &id);
+        if (want[i].fd < 0) {
+            CHECK(r == -ENOENT);
+        } else {
+            CHECK(r == 0 && id != 0 && id == obj_id(want[i].fd));
+        }
+    }
+
+    /* Through the kernel: entry reads inner_a[0] via outer_arr[0] and
+     * inner_b[0] via outer_hash[1], then tail-calls jmp[inner_a[1]]. */
+    uint64_t a0 = 0x1111, b0 = 0x2222, seen[2];
+    uint32_t zero = 0, one = 1, ret;
+    CHECK(kl_map_update(l.map_fds[inner_a], &zero, &a0) == 0);
+    CHECK(kl_map_update(l.map_fds[inner_b], &zero, &b0) == 0);
+    const uint32_t rets[4] = { 7, 101, 7, 103 }; /* empty slots fall through */
+    for (uint64_t key = 0; key < 4; key++) {
+        CHECK(kl_map_update(l.map_fds[inner_a], &one, &key) == 0);
+        ret = 0;
+        CHECK(kl_test_run(l.prog_fds[entry], &ret) == 0);
+        if (ret != rets[key])
+            fprintf(stderr, "entry with key %u returned %u, want %u\n", (unsigned)key, ret, rets[key]);
+        CHECK(ret == rets[key]);
+    }
+    CHECK(kl_map_lookup(l.map_fds[bss], &zero, seen) == 0);
+    CHECK(seen[0] == a0 && seen[1] == b0);
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     objdir = getenv("KSYM_BPF_OBJECTS");
@@ -200,5 +287,6 @@ int main(void)
     test_aliases(text);
     test_no_btf(text);
     test_many_aliases(text);
+    test_slots();
     return finish("test_bpf_kernel");
 }

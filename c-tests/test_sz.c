@@ -139,6 +139,13 @@ int main(void)
                   ksym_bpf_program_attach_info(o, 0, (void *)buf));
         ksym_bpf_object_free(o);
     }
+    o = ksym_bpf_object_open("c-tests/bpf/slots.bpf.o");
+    CHECK(o != NULL);
+    size_t outer = 0;
+    if (o && ksym_bpf_object_find_map(o, "outer_arr", &outer) == 0) {
+        CHECK_OUT("ksym_bpf_map_slot", sizeof(struct ksym_bpf_map_slot), ksym_bpf_map_slot(o, outer, 0, (void *)buf));
+    }
+    ksym_bpf_object_free(o);
     if (data) {
         KSYM_OPTS(ksym_btf_opts, bo, .vmlinux_btf_path = bpath, .module_btf_dir = "");
         struct ksym_btf *b = ksym_btf_open(&bo);

@@ -163,6 +163,20 @@
 #define KSYM_ATTACH_OPTIONAL 4
 
 /**
+ * What an initial slot holds (`ksym_bpf_map_slot.kind`).
+ */
+enum ksym_bpf_slot_kind {
+    /**
+     * A map of the object (a map of maps): put its fd in the slot.
+     */
+    KSYM_BPF_SLOT_MAP = 1,
+    /**
+     * A program of the object (a program array): put its fd in the slot.
+     */
+    KSYM_BPF_SLOT_PROGRAM = 2,
+};
+
+/**
  * What a module is (ksym_module_info.kind).
  */
 enum ksym_module_kind {
@@ -640,6 +654,47 @@ struct ksym_bpf_map_info {
      * Reserved: written zero.
      */
     uint32_t reserved2;
+    /**
+     * Maps of maps (`__array(values, struct inner)`): the inner map's
+     * type, key and value sizes, max entries and flags, for the template
+     * map whose fd BPF_MAP_CREATE's inner_map_fd takes; all zero
+     * otherwise (0.2).
+     */
+    uint32_t inner_type;
+    uint32_t inner_key_size;
+    uint32_t inner_value_size;
+    uint32_t inner_max_entries;
+    uint32_t inner_map_flags;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved3;
+    /**
+     * Maps of maps and program arrays: the initial slots the object gives
+     * (`.values = { [i] = &map }`), for ksym_bpf_map_slot (0.2).
+     */
+    size_t slot_count;
+};
+
+/**
+ * An initial slot of a map of maps or a program array (output struct:
+ * set `sz`): after creating the maps (and, for programs, loading them),
+ * the loader writes `target`'s fd at key `index`, as libbpf does (0.2).
+ */
+struct ksym_bpf_map_slot {
+    /**
+     * sizeof(struct ksym_bpf_map_slot), set by the caller.
+     */
+    size_t sz;
+    /**
+     * The key (slot) to set.
+     */
+    uint32_t index;
+    enum ksym_bpf_slot_kind kind;
+    /**
+     * A map index (KSYM_BPF_SLOT_MAP) or program index (KSYM_BPF_SLOT_PROGRAM).
+     */
+    size_t target;
 };
 
 /**
@@ -1190,6 +1245,20 @@ size_t ksym_bpf_object_map_count(const struct ksym_bpf_object *obj);
  * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
  */
 int ksym_bpf_map_info(const struct ksym_bpf_object *obj, size_t map, struct ksym_bpf_map_info *out);
+
+/**
+ * Describes initial slot `slot` of map `map` (set out->sz first); slots
+ * are in key order.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_map_slot(const struct ksym_bpf_object *obj,
+                      size_t map,
+                      size_t slot,
+                      struct ksym_bpf_map_slot *out);
 
 /**
  * Finds a map by name.

@@ -5,8 +5,9 @@
  *
  * Steps: kl_prepare (BTF, maps, externs, kernel BTF, relocation), then
  * kl_load_prog for each program wanted (its type, attach type and target
- * from ksym_bpf_program_attach_info), kl_attach to attach it; kl_load does
- * the first two for every program.
+ * from ksym_bpf_program_attach_info), kl_fill_slots(KSYM_BPF_SLOT_PROGRAM)
+ * for program arrays, kl_attach to attach it; kl_load does the first three
+ * for every program.
  *
  * <linux/bpf.h> declares union bpf_attr with anonymous members, which
  * -std=c99 -pedantic refuses, so the few layouts used here are spelled out
@@ -289,6 +290,43 @@ static inline void kl_object_name(char out[16], const char *name)
 }
 
 /*
+ * Writes the initial slots of `kind` the object gives its maps of maps
+ * (KSYM_BPF_SLOT_MAP: after the maps are created) or program arrays
+ * (KSYM_BPF_SLOT_PROGRAM: after the programs are loaded), as libbpf does;
+ * a program that did not load leaves its slot empty. Returns 0 or the
+ * negative code of the first failure (a message in `why`).
+ */
+static inline int kl_fill_slots(struct ksym_bpf_object *obj, struct kl_loaded *l, enum ksym_bpf_slot_kind kind,
+                                char *why, size_t why_size)
+{
+    for (size_t i = 0; i < l->nmaps; i++) {
+        struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+        if (ksym_bpf_map_info(obj, i, &m) != 0) {
+            snprintf(why, why_size, "map %zu: %s", i, ksym_last_error_message());
+            return ksym_last_error();
+        }
+        for (size_t j = 0; j < m.slot_count; j++) {
+            struct ksym_bpf_map_slot s = { .sz = sizeof(s) };
+            if (ksym_bpf_map_slot(obj, i, j, &s) != 0) {
+                snprintf(why, why_size, "map `%s` slot %zu: %s", m.name, j, ksym_last_error_message());
+                return ksym_last_error();
+            }
+            if (s.kind != kind)
+                continue;
+            int fd = kind == KSYM_BPF_SLOT_MAP ? l->map_fds[s.target] : l->prog_fds[s.target];
+            if (fd < 0)
+                continue;
+            int err = kl_map_update(l->map_fds[i], &s.index, &fd);
+            if (err) {
+                snprintf(why, why_size, "map `%s`: slot [%u]: %s", m.name, s.index, strerror(-err));
+                return err;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
  * Loads the object's BTF, resolves its externs through `cache` (may be
  * NULL) and, when `btf` is not NULL, everything that needs kernel BTF
  * (attach targets, CO-RE, typed ksyms, kfuncs, .kconfig), creates its maps
@@ -377,15 +415,38 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
             a.btf_key_type_id = m.btf_key_type_id;
             a.btf_value_type_id = m.btf_value_type_id;
         }
+        int inner_fd = -1;
+        if (m.inner_type) {
+            /* A map of maps: the kernel takes the inner maps' shape from a
+             * template map, created, passed and closed, as libbpf does. */
+            struct kl_map_create t;
+            memset(&t, 0, sizeof(t));
+            t.map_type = m.inner_type;
+            t.key_size = m.inner_key_size;
+            t.value_size = m.inner_value_size;
+            t.max_entries = m.inner_max_entries;
+            t.map_flags = m.inner_map_flags;
+            long tfd = kl_bpf(KL_MAP_CREATE, &t, sizeof(t));
+            if (tfd < 0) {
+                err = -errno;
+                snprintf(why, why_size, "BPF_MAP_CREATE `%s`'s inner map template: %s", m.name, strerror(errno));
+                return err;
+            }
+            inner_fd = (int)tfd;
+            a.inner_map_fd = (uint32_t)inner_fd;
+        }
         long fd = kl_bpf(KL_MAP_CREATE, &a, sizeof(a));
         if (fd < 0 && (a.btf_key_type_id || a.btf_value_type_id)) {
             /* Retry without BTF, as libbpf does. */
             a.btf_fd = a.btf_key_type_id = a.btf_value_type_id = 0;
             fd = kl_bpf(KL_MAP_CREATE, &a, sizeof(a));
         }
-        if (fd < 0) {
+        if (fd < 0)
             err = -errno;
-            snprintf(why, why_size, "BPF_MAP_CREATE `%s`: %s", m.name, strerror(errno));
+        if (inner_fd >= 0)
+            close(inner_fd);
+        if (fd < 0) {
+            snprintf(why, why_size, "BPF_MAP_CREATE `%s`: %s", m.name, strerror(-err));
             return err;
         }
         l->map_fds[i] = (int)fd;
@@ -411,6 +472,8 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
             return err;
         }
     }
+    if ((err = kl_fill_slots(obj, l, KSYM_BPF_SLOT_MAP, why, why_size)) != 0)
+        return err;
     if ((err = ksym_bpf_object_relocate(obj)) != 0) {
         snprintf(why, why_size, "%s", ksym_last_error_message());
         return err;
@@ -503,6 +566,8 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
     int failed = 0;
     for (size_t i = 0; i < l->nprogs; i++)
         failed |= kl_load_prog(obj, l, i, report) < 0;
+    if ((err = kl_fill_slots(obj, l, KSYM_BPF_SLOT_PROGRAM, why, why_size)) != 0)
+        return err;
     return failed ? 1 : 0;
 }
 

@@ -358,6 +358,22 @@ static int cmd_obj(const struct options *o, const char *path)
         ksym_bpf_map_info(obj, i, &m);
         printf("  [%zu] %-16s type %u key %u value %u max_entries %u flags %#x%s\n", i, m.name, m.type, m.key_size,
                m.value_size, m.max_entries, m.map_flags, m.initial_value ? " (initial value)" : "");
+        if (m.inner_type)
+            printf("       inner map: type %u key %u value %u max_entries %u flags %#x\n", m.inner_type,
+                   m.inner_key_size, m.inner_value_size, m.inner_max_entries, m.inner_map_flags);
+        for (size_t j = 0; j < m.slot_count; j++) {
+            struct ksym_bpf_map_slot s = { .sz = sizeof(s) };
+            if (ksym_bpf_map_slot(obj, i, j, &s) != 0)
+                continue;
+            const char *target = "?";
+            struct ksym_bpf_map_info t = { .sz = sizeof(t) };
+            struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+            if (s.kind == KSYM_BPF_SLOT_MAP && ksym_bpf_map_info(obj, s.target, &t) == 0)
+                target = t.name;
+            else if (s.kind == KSYM_BPF_SLOT_PROGRAM && ksym_bpf_program_info(obj, s.target, &p) == 0)
+                target = p.name;
+            printf("       [%u] = %s %s\n", s.index, s.kind == KSYM_BPF_SLOT_MAP ? "map" : "program", target);
+        }
     }
     printf("\nexterns (one pass over %s):\n", o->kallsyms ? o->kallsyms : "kallsyms");
     if (ne && ksym_bpf_object_resolve_ksyms(obj, cache) != 0) {

@@ -135,6 +135,13 @@ pub mod bpf {
     }
 }
 
+/// The page size (ring buffers are sized in pages).
+pub fn page_size() -> u32 {
+    // SAFETY: sysconf reads a constant; no pointers.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u32::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+}
+
 /// The effective user id.
 pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.

@@ -331,6 +331,17 @@ impl Btf {
             .find(|&i| self.name(i) == name)
     }
 
+    /// Whether DATASEC `id` holds a variable that is not static: libbpf
+    /// makes a data section's map mmap-able only then (skeletons expose
+    /// just those).
+    pub fn datasec_has_global(&self, id: u32) -> bool {
+        let Some(Extra::Datasec(vars)) = self.get(id).map(|t| &t.extra) else {
+            return false;
+        };
+        vars.iter()
+            .any(|v| matches!(self.get(v[0]).map(|t| &t.extra), Some(Extra::Var { linkage }) if *linkage != 0))
+    }
+
     /// Appends a string, returning its offset.
     pub fn add_string(&mut self, s: &[u8]) -> u32 {
         let off = self.strings.len() as u32;
@@ -427,6 +438,11 @@ pub struct MapDef {
     pub value_type_id: u32,
     pub map_extra: u64,
     pub numa_node: u32,
+    /// Maps of maps: the inner map's definition (`__array(values, ...)`).
+    pub inner: Option<Box<MapDef>>,
+    /// Maps of maps and program arrays: the byte offset of `values` in the
+    /// definition (where `.rel.maps` entries give initial slots).
+    pub values_offset: Option<u32>,
 }
 
 impl Btf {
@@ -458,7 +474,13 @@ impl Btf {
     pub fn map_def(&self, var_id: u32) -> Result<MapDef> {
         let var = self.get(var_id).ok_or_else(|| bad("map VAR missing"))?;
         let name = String::from_utf8_lossy(self.name(var_id)).into_owned();
-        let sid = self.skip_mods(var.size_type);
+        self.struct_map_def(var.size_type, &name, 0)
+    }
+
+    /// The map defined by struct type `ty` (a `.maps` VAR's, or an inner
+    /// map's), as libbpf's `parse_btf_map_def`.
+    fn struct_map_def(&self, ty: u32, name: &str, depth: u32) -> Result<MapDef> {
+        let sid = self.skip_mods(ty);
         let st = self
             .get(sid)
             .filter(|t| t.kind() == KIND_STRUCT)
@@ -497,9 +519,42 @@ impl Btf {
                     uint()?;
                 }
                 "values" => {
-                    return Err(Error::unsupported(format!(
-                        "map `{name}`: maps of maps (`values`) are not supported yet"
-                    )))
+                    // `__array(values, struct inner)`: a zero-length array of
+                    // pointers to the inner map's definition (or to a
+                    // function prototype, for a program array).
+                    const PROG_ARRAY: u32 = 3;
+                    const ARRAY_OF_MAPS: u32 = 12;
+                    const HASH_OF_MAPS: u32 = 13;
+                    let fail = |why: &str| Error::format(format!("map `{name}`: `values`: {why}"));
+                    let of_maps = matches!(d.map_type, ARRAY_OF_MAPS | HASH_OF_MAPS);
+                    if !of_maps && d.map_type != PROG_ARRAY {
+                        return Err(fail("only maps of maps and program arrays have `values`"));
+                    }
+                    if d.value_size != 0 && d.value_size != 4 {
+                        return Err(fail("the value size must be 4"));
+                    }
+                    d.value_size = 4;
+                    let elem = match self.get(self.skip_mods(m[1])).map(|t| &t.extra) {
+                        Some(Extra::Array { ty, nelems: 0, .. }) => *ty,
+                        _ => return Err(fail("not a zero-length array")),
+                    };
+                    let target = match self.get(self.skip_mods(elem)) {
+                        Some(p) if p.kind() == KIND_PTR => self.skip_mods(p.size_type),
+                        _ => return Err(fail("not an array of pointers")),
+                    };
+                    d.values_offset = Some(m[2] / 8);
+                    if of_maps {
+                        if depth > 0 {
+                            return Err(fail("maps of maps of maps"));
+                        }
+                        let inner =
+                            self.struct_map_def(target, &format!("{name}.inner"), depth + 1)?;
+                        d.inner = Some(Box::new(inner));
+                    } else if self.get(target).map(|t| t.kind()) != Some(KIND_FUNC_PROTO) {
+                        return Err(fail(
+                            "a program array's values must point to a function prototype",
+                        ));
+                    }
                 }
                 other => {
                     return Err(Error::unsupported(format!(
@@ -508,8 +563,33 @@ impl Btf {
                 }
             }
         }
+        // Ring buffers: the kernel wants a power-of-2 number of pages;
+        // libbpf rounds the size up, and so does this (what map_info says
+        // is what to create).
+        const RINGBUF: u32 = 27;
+        const USER_RINGBUF: u32 = 31;
+        if matches!(d.map_type, RINGBUF | USER_RINGBUF) {
+            d.max_entries = ringbuf_size(d.max_entries, crate::base::sys::page_size());
+        }
         Ok(d)
     }
+}
+
+/// libbpf's `adjust_ringbuf_sz`: `sz` if it is a power-of-2 multiple of
+/// the page size, else the smallest such size above it (0 stays 0, and a
+/// size no such u32 exceeds stays as it is, for the kernel to refuse).
+fn ringbuf_size(sz: u32, page: u32) -> u32 {
+    if sz == 0 || (sz % page == 0 && (sz / page).is_power_of_two()) {
+        return sz;
+    }
+    let mut mul: u32 = 1;
+    while mul <= u32::MAX / page {
+        if mul * page > sz {
+            return mul * page;
+        }
+        mul <<= 1;
+    }
+    sz
 }
 
 /// One record of `.BTF.ext` with the ELF section it belongs to.
@@ -601,6 +681,23 @@ impl BtfExt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// libbpf's adjust_ringbuf_sz, worked out by hand for 4 KiB pages.
+    #[test]
+    fn ring_buffers_round_up_to_a_power_of_two_pages() {
+        let p = 4096;
+        assert_eq!(ringbuf_size(0, p), 0);
+        assert_eq!(ringbuf_size(1, p), 4096);
+        assert_eq!(ringbuf_size(1000, p), 4096);
+        assert_eq!(ringbuf_size(4096, p), 4096);
+        assert_eq!(ringbuf_size(4097, p), 8192);
+        assert_eq!(ringbuf_size(3 * 4096, p), 16384);
+        assert_eq!(ringbuf_size(256 * 1024, p), 256 * 1024);
+        assert_eq!(ringbuf_size(1 << 31, p), 1 << 31);
+        // Above 2^31 no power-of-2 multiple fits in a u32: left to the kernel.
+        assert_eq!(ringbuf_size((1 << 31) + 1, p), (1 << 31) + 1);
+        assert_eq!(ringbuf_size(u32::MAX, p), u32::MAX);
+    }
 
     /// A hand-made BTF: int, `int (*)[5]`, a map struct, a VAR, a DATASEC.
     fn sample() -> Btf {

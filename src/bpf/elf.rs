@@ -12,12 +12,16 @@ use super::core::{self as co_re, CoreRecord};
 use super::externs::{self, Extern, ExternKind};
 use super::insn::{self, Insn};
 use super::reloc::{self, Code, Target};
-use super::{CoreSite, Map, Object, Program, RelocKind};
+use super::{CoreSite, Map, Object, Program, RelocKind, Slot, SlotTarget};
 use crate::error::{Error, Result};
 use crate::formats::btf::Btf as LocalBtf;
 
 /// `BPF_F_RDONLY_PROG`: the program cannot write the map (`.rodata`).
 const BPF_F_RDONLY_PROG: u32 = 1 << 7;
+/// `BPF_F_MMAPABLE`: user space can mmap the map. libbpf gives it to a
+/// data-section map or `.kconfig` whose DATASEC has a global variable
+/// (skeletons read globals through it).
+const BPF_F_MMAPABLE: u32 = 1 << 10;
 /// `BPF_MAP_TYPE_ARRAY`.
 const MAP_ARRAY: u32 = 2;
 
@@ -232,6 +236,8 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
     // Maps: BTF-defined ones, then the data sections.
     let mut maps: Vec<Map> = Vec::new();
     let mut map_of_symbol: HashMap<(usize, u64), usize> = HashMap::new();
+    // Maps with `values`: (symbol value, size, offset of `values`, map).
+    let mut map_values: Vec<(u64, u64, u64, usize)> = Vec::new();
     if let Some(mi) = maps_idx {
         let b = btf.as_ref().ok_or_else(|| {
             Error::format("a `.maps` section but no .BTF: BTF-defined maps need BTF (-g)")
@@ -255,6 +261,9 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     ))
                 })?;
             map_of_symbol.insert((mi, sym.value), maps.len());
+            if let Some(vo) = def.values_offset {
+                map_values.push((sym.value, sym.size, vo as u64, maps.len()));
+            }
             maps.push(Map {
                 name: cstring(name),
                 section: cstring(b".maps"),
@@ -267,6 +276,16 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 btf_value_type_id: def.value_type_id,
                 map_extra: def.map_extra,
                 numa_node: def.numa_node,
+                inner: def.inner.as_ref().map(|i| {
+                    [
+                        i.map_type,
+                        i.key_size,
+                        i.value_size,
+                        i.max_entries,
+                        i.map_flags,
+                    ]
+                }),
+                slots: Vec::new(),
                 initial_value: None,
                 fd: None,
             });
@@ -282,6 +301,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 ))
             })?;
             data_map.insert(i, maps.len());
+            let datasec = btf.as_ref().and_then(|b| b.datasec(s.name)).unwrap_or(0);
             maps.push(Map {
                 name: cstring(s.name),
                 section: cstring(s.name),
@@ -289,15 +309,13 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 key_size: 4,
                 value_size,
                 max_entries: 1,
-                map_flags: if s.name.starts_with(b".rodata") {
-                    BPF_F_RDONLY_PROG
-                } else {
-                    0
-                },
+                map_flags: data_map_flags(s.name.starts_with(b".rodata"), btf.as_ref(), datasec),
                 btf_key_type_id: 0,
-                btf_value_type_id: btf.as_ref().and_then(|b| b.datasec(s.name)).unwrap_or(0),
+                btf_value_type_id: datasec,
                 map_extra: 0,
                 numa_node: 0,
+                inner: None,
+                slots: Vec::new(),
                 initial_value: (s.sh_type != E::SHT_NOBITS).then(|| s.data.to_vec()),
                 fd: None,
             });
@@ -323,6 +341,10 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         .iter()
         .any(|x| x.kind == ExternKind::Kconfig)
         .then(|| {
+            let datasec = btf
+                .as_ref()
+                .and_then(|b| b.datasec(b".kconfig"))
+                .unwrap_or(0);
             maps.push(Map {
                 name: cstring(b".kconfig"),
                 section: cstring(b".kconfig"),
@@ -330,14 +352,13 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 key_size: 4,
                 value_size: externs::kconfig_size(&externs),
                 max_entries: 1,
-                map_flags: BPF_F_RDONLY_PROG,
+                map_flags: data_map_flags(true, btf.as_ref(), datasec),
                 btf_key_type_id: 0,
-                btf_value_type_id: btf
-                    .as_ref()
-                    .and_then(|b| b.datasec(b".kconfig"))
-                    .unwrap_or(0),
+                btf_value_type_id: datasec,
                 map_extra: 0,
                 numa_node: 0,
+                inner: None,
+                slots: Vec::new(),
                 initial_value: Some(vec![0; externs::kconfig_size(&externs) as usize]),
                 fd: None,
             });
@@ -353,6 +374,21 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             continue;
         }
         let sec = rs.info as usize;
+        if Some(sec) == maps_idx {
+            map_slots(
+                &table,
+                ri,
+                en,
+                data,
+                &syms,
+                &secs,
+                &map_of_symbol,
+                &map_values,
+                &programs,
+                &mut maps,
+            )?;
+            continue;
+        }
         if !code.contains_key(&sec) {
             continue; // debug info, .BTF...
         }
@@ -561,6 +597,86 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         btf_error: None,
         relocated: false,
     })
+}
+
+/// A data section's (or `.kconfig`'s) map flags, as libbpf sets them.
+fn data_map_flags(read_only: bool, btf: Option<&super::btf::Btf>, datasec: u32) -> u32 {
+    let ro = if read_only { BPF_F_RDONLY_PROG } else { 0 };
+    let mmap = match btf {
+        Some(b) if datasec != 0 && b.datasec_has_global(datasec) => BPF_F_MMAPABLE,
+        _ => 0,
+    };
+    ro | mmap
+}
+
+/// The initial slots `.rel.maps` gives maps of maps and program arrays
+/// (libbpf's `bpf_object__collect_map_relos`): each relocation, at an
+/// offset inside a map's `values`, names a map of `.maps` or a program.
+#[allow(clippy::too_many_arguments)]
+fn map_slots(
+    table: &object::read::elf::SectionTable<'_, FileHeader64<LE>>,
+    ri: usize,
+    en: LE,
+    data: &[u8],
+    syms: &[Sym<'_>],
+    secs: &[Sec<'_>],
+    map_of_symbol: &HashMap<(usize, u64), usize>,
+    map_values: &[(u64, u64, u64, usize)],
+    programs: &[Program],
+    maps: &mut [Map],
+) -> Result<()> {
+    let sh = table
+        .section(object::SectionIndex(ri))
+        .map_err(format_err)?;
+    let Some((rels, _)) = sh.rel(en, data).map_err(format_err)? else {
+        return Ok(());
+    };
+    for r in rels {
+        let off = r.r_offset(en);
+        let sym_idx = r.r_sym(en) as usize;
+        let sym = syms.get(sym_idx).ok_or_else(|| {
+            Error::format(format!("`.rel.maps`: symbol index {sym_idx} out of range"))
+        })?;
+        let sname = String::from_utf8_lossy(sym.name);
+        let &(base, _, vo, m) = map_values
+            .iter()
+            .find(|&&(v, sz, _, _)| off >= v && off < v.saturating_add(sz.max(1)))
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "`.rel.maps`: a relocation for `{sname}` at {off:#x} is in no map with `values`"
+                ))
+            })?;
+        let at = off - base;
+        if at < vo || (at - vo) % 8 != 0 || ((at - vo) / 8) > u32::MAX as u64 {
+            return Err(Error::format(format!(
+                "`.rel.maps`: map `{}`: a relocation for `{sname}` at {at:#x} is not a slot of `values`",
+                maps[m].name.to_string_lossy()
+            )));
+        }
+        let target = if let Some(&t) = map_of_symbol.get(&(sym.shndx as usize, sym.value)) {
+            SlotTarget::Map(t)
+        } else if let Some(p) = programs.iter().position(|p| {
+            p.sec == sym.shndx as usize
+                && p.insn_off as u64 * 8 == sym.value
+                && p.name.to_bytes() == sym.name
+        }) {
+            SlotTarget::Program(p)
+        } else {
+            return Err(Error::format(format!(
+                "`.rel.maps`: map `{}`: `{sname}` (section {}) is neither a map of `.maps` nor a program",
+                maps[m].name.to_string_lossy(),
+                secs.get(sym.shndx as usize).map_or("?".into(), |s| String::from_utf8_lossy(s.name))
+            )));
+        };
+        maps[m].slots.push(Slot {
+            index: ((at - vo) / 8) as u32,
+            target,
+        });
+    }
+    for m in maps.iter_mut() {
+        m.slots.sort_by_key(|s| s.index);
+    }
+    Ok(())
 }
 
 fn set_target(

@@ -126,9 +126,27 @@ pub struct Map {
     pub btf_value_type_id: u32,
     pub map_extra: u64,
     pub numa_node: u32,
+    /// Maps of maps: the inner map's (template's) type, key and value
+    /// sizes, max entries and flags.
+    pub inner: Option<[u32; 5]>,
+    /// Initial slots (`.values = { [i] = &map_or_prog }`), by slot.
+    pub slots: Vec<Slot>,
     /// Data sections: initial contents (`None` for `.bss`).
     pub initial_value: Option<Vec<u8>>,
     pub fd: Option<i32>,
+}
+
+/// An initial slot of a map of maps (a map) or a program array (a program).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub index: u32,
+    pub target: SlotTarget,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotTarget {
+    Map(usize),
+    Program(usize),
 }
 
 /// A program's final code: its instructions and the subprograms it calls.
@@ -449,6 +467,17 @@ impl Object {
             .iter()
             .any(|r| r.kind == RelocKind::Kfunc && self.externs[r.target].fd_idx != 0);
         Ok(if uses { &self.fd_array } else { &[] })
+    }
+
+    /// Initial slot `i` of map `map`.
+    pub fn slot(&self, map: usize, i: usize) -> Result<&Slot> {
+        let m = self.map(map)?;
+        nth(
+            &m.slots,
+            i,
+            "initial slot",
+            &format!("map `{}`", m.name.to_string_lossy()),
+        )
     }
 
     /// The `.kconfig` map, if the object has `.kconfig` externs.

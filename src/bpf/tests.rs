@@ -106,13 +106,16 @@ fn programs_aliases_maps_externs() {
             )
         })
         .collect();
+    // Each data section holds a global variable (`seed`, `magic`,
+    // `counter`): BPF_F_MMAPABLE (0x400), and `.rodata` BPF_F_RDONLY_PROG
+    // (0x80), as libbpf sets them.
     assert_eq!(
         maps,
         [
             (&b"results"[..], 2, 4, 8, 16, 0),
-            (b".data", 2, 4, 8, 1, 0),
-            (b".rodata", 2, 4, 8, 1, 0x80),
-            (b".bss", 2, 4, 8, 1, 0),
+            (b".data", 2, 4, 8, 1, 0x400),
+            (b".rodata", 2, 4, 8, 1, 0x480),
+            (b".bss", 2, 4, 8, 1, 0x400),
         ]
     );
     assert_eq!(

@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
-use crate::bpf::{ExternKind, Object, RelocKind};
+use crate::bpf::{ExternKind, Object, RelocKind, SlotTarget};
 use crate::error::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
@@ -78,6 +78,45 @@ pub struct ksym_bpf_map_info {
     pub numa_node: u32,
     /// Reserved: written zero.
     pub reserved2: u32,
+    /// Maps of maps (`__array(values, struct inner)`): the inner map's
+    /// type, key and value sizes, max entries and flags, for the template
+    /// map whose fd BPF_MAP_CREATE's inner_map_fd takes; all zero
+    /// otherwise (0.2).
+    pub inner_type: u32,
+    pub inner_key_size: u32,
+    pub inner_value_size: u32,
+    pub inner_max_entries: u32,
+    pub inner_map_flags: u32,
+    /// Reserved: written zero.
+    pub reserved3: u32,
+    /// Maps of maps and program arrays: the initial slots the object gives
+    /// (`.values = { [i] = &map }`), for ksym_bpf_map_slot (0.2).
+    pub slot_count: usize,
+}
+
+/// What an initial slot holds (`ksym_bpf_map_slot.kind`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ksym_bpf_slot_kind {
+    /// A map of the object (a map of maps): put its fd in the slot.
+    KSYM_BPF_SLOT_MAP = 1,
+    /// A program of the object (a program array): put its fd in the slot.
+    KSYM_BPF_SLOT_PROGRAM = 2,
+}
+
+/// An initial slot of a map of maps or a program array (output struct:
+/// set `sz`): after creating the maps (and, for programs, loading them),
+/// the loader writes `target`'s fd at key `index`, as libbpf does (0.2).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_map_slot {
+    /// sizeof(struct ksym_bpf_map_slot), set by the caller.
+    pub sz: usize,
+    /// The key (slot) to set.
+    pub index: u32,
+    pub kind: ksym_bpf_slot_kind,
+    /// A map index (KSYM_BPF_SLOT_MAP) or program index (KSYM_BPF_SLOT_PROGRAM).
+    pub target: usize,
 }
 
 /// What an extern is (`ksym_bpf_extern_info.kind`).
@@ -389,6 +428,7 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
         // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
         let m = o.map(map)?;
+        let inner = m.inner.unwrap_or_default();
         let (iv, ivs) = match &m.initial_value {
             Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
             None => (std::ptr::null(), 0),
@@ -410,6 +450,46 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             map_extra: m.map_extra,
             numa_node: m.numa_node,
             reserved2: 0,
+            inner_type: inner[0],
+            inner_key_size: inner[1],
+            inner_value_size: inner[2],
+            inner_max_entries: inner[3],
+            inner_map_flags: inner[4],
+            reserved3: 0,
+            slot_count: m.slots.len(),
+        };
+        // SAFETY: `out` as # Safety says.
+        unsafe { write_out(out, info, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Describes initial slot `slot` of map `map` (set out->sz first); slots
+/// are in key order.
+///
+/// # Safety
+/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+/// not freed, used by no other thread during the call.
+/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_map_slot(
+    obj: *const ksym_bpf_object,
+    map: usize,
+    slot: usize,
+    out: *mut ksym_bpf_map_slot,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `obj` as # Safety says.
+        let s = unsafe { obj_ref(obj) }?.slot(map, slot)?;
+        let (kind, target) = match s.target {
+            SlotTarget::Map(m) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_MAP, m),
+            SlotTarget::Program(p) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_PROGRAM, p),
+        };
+        let info = ksym_bpf_map_slot {
+            sz: std::mem::size_of::<ksym_bpf_map_slot>(),
+            index: s.index,
+            kind,
+            target,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
