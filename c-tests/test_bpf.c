@@ -315,6 +315,36 @@ static void test_slots(void)
     ksym_bpf_object_free(o);
 }
 
+/* struct_ops maps before kernel BTF (struct_ops.bpf.c): the local
+ * struct's size (56 bytes by its C layout), BPF_F_LINK for
+ * `.struct_ops.link`, no kernel value or slots yet; each program names
+ * its member (test_kernel and the Rust tests check the kernel side). */
+static void test_struct_ops(void)
+{
+    struct ksym_bpf_object *o = open_obj("struct_ops.bpf.o");
+    CHECK(o != NULL);
+    if (!o)
+        return;
+    size_t cc, link, init;
+    CHECK(ksym_bpf_object_find_map(o, "ksym_cc", &cc) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "ksym_cc_link", &link) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "ksym_init", &init) == 0);
+    struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+    CHECK(ksym_bpf_map_info(o, cc, &m) == 0);
+    CHECK(m.type == 26 && m.key_size == 4 && m.value_size == 56 && m.max_entries == 1 && m.map_flags == 0);
+    CHECK(!strcmp(m.section, ".struct_ops") && m.initial_value == NULL);
+    CHECK(m.btf_vmlinux_value_type_id == 0 && m.reserved4 == 0 && m.struct_ops_value == NULL &&
+          m.struct_ops_value_size == 0 && m.slot_count == 0);
+    CHECK(ksym_bpf_map_info(o, link, &m) == 0);
+    CHECK(m.type == 26 && m.map_flags == (1U << 13) && !strcmp(m.section, ".struct_ops.link"));
+    struct ksym_bpf_map_slot s = { .sz = sizeof(s) };
+    CHECK(ksym_bpf_map_slot(o, cc, 0, &s) == KSYM_ERR_NOT_FOUND);
+    struct ksym_bpf_attach at = { .sz = sizeof(at) };
+    CHECK(ksym_bpf_program_attach_info(o, init, &at) == 0);
+    CHECK(at.prog_type == 27 && at.attach_btf_id == 0 && at.target && !strcmp(at.target, "tcp_congestion_ops.init"));
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     objdir = getenv("KSYM_BPF_OBJECTS");
@@ -329,6 +359,7 @@ int main(void)
     test_relocate();
     test_errors();
     test_slots();
+    test_struct_ops();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

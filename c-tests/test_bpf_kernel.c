@@ -14,6 +14,11 @@
 #include "check.h"
 #include "../tools/bpf_loader.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 static const char *objdir;
 
 /* The address of `name` (a core symbol) in /proc/kallsyms, 0 if absent. */
@@ -269,6 +274,158 @@ static void test_slots(void)
     ksym_bpf_object_free(o);
 }
 
+/* Whether `name` is a word of the sysctl file `path`. */
+static int in_sysctl(const char *path, const char *name)
+{
+    char buf[4096], *save = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (char *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+        if (!strcmp(w, name))
+            return 1;
+    return 0;
+}
+
+#define AVAILABLE_CC "/proc/sys/net/ipv4/tcp_available_congestion_control"
+#define ALLOWED_CC "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+
+/* A loopback TCP connection whose client uses congestion control `cc`;
+ * the name the connected socket reports in `got`. 0 or -errno. */
+static int tcp_with_cc(const char *cc, char got[16])
+{
+    struct sockaddr_in a;
+    socklen_t alen = sizeof(a);
+    int err = 0, srv = socket(AF_INET, SOCK_STREAM, 0), cli = socket(AF_INET, SOCK_STREAM, 0), conn = -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t glen = 16;
+    if (srv < 0 || cli < 0 || bind(srv, (struct sockaddr *)&a, sizeof(a)) || listen(srv, 1) ||
+        getsockname(srv, (struct sockaddr *)&a, &alen) ||
+        setsockopt(cli, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) ||
+        connect(cli, (struct sockaddr *)&a, sizeof(a)) || (conn = accept(srv, NULL, NULL)) < 0 ||
+        write(cli, "x", 1) != 1 || getsockopt(cli, IPPROTO_TCP, TCP_CONGESTION, got, &glen))
+        err = -errno;
+    if (conn >= 0)
+        close(conn);
+    if (cli >= 0)
+        close(cli);
+    if (srv >= 0)
+        close(srv);
+    return err;
+}
+
+/* Runs struct_ops program `fd` (a bpf_dummy_ops member) with `n` u64
+ * arguments; its return value in *ret. */
+static int dummy_run(int fd, const uint64_t *args, uint32_t n, uint32_t *ret)
+{
+    struct kl_test_run a;
+    memset(&a, 0, sizeof(a));
+    a.prog_fd = (uint32_t)fd;
+    a.ctx_in = kl_ptr(args);
+    a.ctx_size_in = n * 8;
+    if (kl_bpf(KL_PROG_TEST_RUN, &a, sizeof(a)) < 0)
+        return -errno;
+    *ret = a.retval;
+    return 0;
+}
+
+/*
+ * struct_ops (struct_ops.bpf.c): the kernel is the oracle. It registers a
+ * congestion control only if the map's value type, every function
+ * pointer's program (its attach BTF id and member index) and the data
+ * members (name, flags) are where its struct has them: the name must then
+ * be in tcp_available_congestion_control, the flags make it allowed, a
+ * connection using it runs its init program, and it is gone once
+ * unregistered. The bpf_dummy_ops programs run with BPF_PROG_TEST_RUN,
+ * which needs the right member (test_2 reads five arguments).
+ */
+static void test_struct_ops(void)
+{
+    struct ksym_bpf_object *o = open_obj("struct_ops.bpf.o");
+    struct ksym_btf *kbtf = ksym_btf_open(NULL);
+    CHECK(kbtf != NULL);
+    if (!o || !kbtf) {
+        ksym_bpf_object_free(o);
+        ksym_btf_free(kbtf);
+        return;
+    }
+    if (in_sysctl(AVAILABLE_CC, "ksym_cc") != 0 || in_sysctl(AVAILABLE_CC, "ksym_cc_link") != 0) {
+        fprintf(stderr, "ksym_cc is registered already (an earlier run?): bpftool struct_ops unregister name ksym_cc\n");
+        CHECK(0);
+    }
+    struct kl_loaded l;
+    char why[4096];
+    int err = kl_prepare(o, NULL, kbtf, &l, why, sizeof(why));
+    if (err)
+        fprintf(stderr, "struct_ops: %s\n", why);
+    CHECK(err == 0);
+    size_t cc, cc_link, dummy, bss, t1, t2;
+    CHECK(ksym_bpf_object_find_map(o, "ksym_cc", &cc) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "ksym_cc_link", &cc_link) == 0);
+    CHECK(ksym_bpf_object_find_map(o, "ksym_dummy", &dummy) == 0);
+    CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "ksym_test_1", &t1) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "ksym_test_2", &t2) == 0);
+    for (size_t i = 0; !err && i < l.nprogs; i++) {
+        int fd = kl_load_prog(o, &l, i, stderr);
+        CHECK(fd >= 0);
+    }
+    if (err || l.prog_fds[t1] < 0 || l.prog_fds[t2] < 0) {
+        kl_unload(&l);
+        ksym_bpf_object_free(o);
+        ksym_btf_free(kbtf);
+        return;
+    }
+    uint32_t ret = 0;
+    /* test_1's state may be NULL; test_2's may not (the kernel checks):
+     * a struct bpf_dummy_ops_state { int val; }. */
+    int state = 0;
+    const uint64_t none[1] = { 0 }, five[5] = { kl_ptr(&state), 1000, 2, 3, 34 };
+    CHECK(dummy_run(l.prog_fds[t1], none, 1, &ret) == 0 && ret == 0x4b53594d);
+    CHECK(dummy_run(l.prog_fds[t2], five, 5, &ret) == 0 && ret == 1034);
+
+    /* bpf_dummy_ops cannot be registered: the kernel says so. */
+    CHECK(kl_attach_struct_ops(o, &l, dummy, why, sizeof(why)) == -EOPNOTSUPP);
+    /* Not a struct_ops map. */
+    CHECK(kl_attach_struct_ops(o, &l, bss, why, sizeof(why)) == -EINVAL);
+
+    err = kl_attach_struct_ops(o, &l, cc, why, sizeof(why));
+    if (err)
+        fprintf(stderr, "struct_ops: %s\n", why);
+    CHECK(err == 0);
+    CHECK(l.map_link_fds[cc] == KL_REGISTERED);
+    CHECK(in_sysctl(AVAILABLE_CC, "ksym_cc") == 1);
+    CHECK(in_sysctl(ALLOWED_CC, "ksym_cc") == 1); /* flags: TCP_CONG_NON_RESTRICTED */
+    char got[16] = { 0 };
+    uint32_t zero = 0;
+    uint64_t calls = 0;
+    CHECK(tcp_with_cc("ksym_cc", got) == 0);
+    CHECK(!strcmp(got, "ksym_cc"));
+    CHECK(kl_map_lookup(l.map_fds[bss], &zero, &calls) == 0);
+    if (calls < 1)
+        fprintf(stderr, "struct_ops: init ran %llu times for a connection\n", (unsigned long long)calls);
+    CHECK(calls >= 1); /* the client's init, and the accepted socket's if it inherits it */
+
+    err = kl_attach_struct_ops(o, &l, cc_link, why, sizeof(why));
+    if (err)
+        fprintf(stderr, "struct_ops link: %s\n", why);
+    CHECK(err == 0);
+    CHECK(l.map_link_fds[cc_link] >= 0);
+    CHECK(in_sysctl(AVAILABLE_CC, "ksym_cc_link") == 1);
+    CHECK(in_sysctl(ALLOWED_CC, "ksym_cc_link") == 0); /* no flags */
+
+    kl_unload(&l);
+    CHECK(in_sysctl(AVAILABLE_CC, "ksym_cc") == 0);
+    CHECK(in_sysctl(AVAILABLE_CC, "ksym_cc_link") == 0);
+    ksym_bpf_object_free(o);
+    ksym_btf_free(kbtf);
+}
+
 int main(void)
 {
     objdir = getenv("KSYM_BPF_OBJECTS");
@@ -288,5 +445,6 @@ int main(void)
     test_no_btf(text);
     test_many_aliases(text);
     test_slots();
+    test_struct_ops();
     return finish("test_bpf_kernel");
 }

@@ -174,6 +174,13 @@ enum ksym_bpf_slot_kind {
      * A program of the object (a program array): put its fd in the slot.
      */
     KSYM_BPF_SLOT_PROGRAM = 2,
+    /**
+     * A program of a struct_ops map (after ksym_bpf_object_resolve_btf):
+     * its fd, as a 64-bit integer, goes at byte `index` of a copy of
+     * `struct_ops_value`, which BPF_MAP_UPDATE_ELEM (key 0) then writes
+     * to register the struct_ops (0.2).
+     */
+    KSYM_BPF_SLOT_STRUCT_OPS = 3,
 };
 
 /**
@@ -671,9 +678,33 @@ struct ksym_bpf_map_info {
     uint32_t reserved3;
     /**
      * Maps of maps and program arrays: the initial slots the object gives
-     * (`.values = { [i] = &map }`), for ksym_bpf_map_slot (0.2).
+     * (`.values = { [i] = &map }`); struct_ops maps (after
+     * ksym_bpf_object_resolve_btf): their programs. For ksym_bpf_map_slot (0.2).
      */
     size_t slot_count;
+    /**
+     * struct_ops maps (`SEC(".struct_ops")` variables, type 26): after
+     * ksym_bpf_object_resolve_btf, BPF_MAP_CREATE's
+     * btf_vmlinux_value_type_id (the kernel's `struct
+     * bpf_struct_ops_<name>`, whose size `value_size` then is; create the
+     * map with the object's BTF fd and key/value type ids 0), 0 otherwise (0.2).
+     */
+    uint32_t btf_vmlinux_value_type_id;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved4;
+    /**
+     * struct_ops maps, after ksym_bpf_object_resolve_btf: the value that
+     * registers them (the object's data at the kernel's offsets), to be
+     * written with BPF_MAP_UPDATE_ELEM at key 0 once the programs are
+     * loaded and their fds put at the KSYM_BPF_SLOT_STRUCT_OPS slots, not
+     * when the map is created (registering is attaching); with
+     * `map_flags` BPF_F_LINK (`.struct_ops.link`), BPF_LINK_CREATE on the
+     * map then attaches it. NULL otherwise (0.2).
+     */
+    const void *struct_ops_value;
+    size_t struct_ops_value_size;
 };
 
 /**

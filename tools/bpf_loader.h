@@ -6,8 +6,8 @@
  * Steps: kl_prepare (BTF, maps, externs, kernel BTF, relocation), then
  * kl_load_prog for each program wanted (its type, attach type and target
  * from ksym_bpf_program_attach_info), kl_fill_slots(KSYM_BPF_SLOT_PROGRAM)
- * for program arrays, kl_attach to attach it; kl_load does the first three
- * for every program.
+ * for program arrays, kl_attach to attach it (kl_attach_struct_ops for a
+ * struct_ops map); kl_load does the first three for every program.
  *
  * <linux/bpf.h> declares union bpf_attr with anonymous members, which
  * -std=c99 -pedantic refuses, so the few layouts used here are spelled out
@@ -32,6 +32,7 @@ enum {
     KL_MAP_CREATE = 0,
     KL_MAP_LOOKUP_ELEM = 1,
     KL_MAP_UPDATE_ELEM = 2,
+    KL_MAP_DELETE_ELEM = 3,
     KL_PROG_LOAD = 5,
     KL_PROG_TEST_RUN = 10,
     KL_OBJ_GET_INFO_BY_FD = 15,
@@ -51,9 +52,13 @@ enum {
 #define KL_PROG_LSM 29
 /* enum bpf_map_type values the loader treats specially. */
 #define KL_MAP_PERF_EVENT_ARRAY 4
+#define KL_MAP_STRUCT_OPS 26
+/* enum bpf_attach_type BPF_STRUCT_OPS (a struct_ops link) */
+#define KL_ATTACH_STRUCT_OPS 44
 
-/* map_flags: BPF_F_RDONLY_PROG */
+/* map_flags: BPF_F_RDONLY_PROG, BPF_F_LINK */
 #define KL_F_RDONLY_PROG (1U << 7)
+#define KL_F_LINK (1U << 13)
 
 /* prog_flags */
 #define KL_F_SLEEPABLE (1U << 4)
@@ -255,7 +260,12 @@ struct kl_loaded {
     int *map_fds;
     int *prog_fds; /* -errno for a program that did not load, -ENOENT if not asked */
     int *link_fds; /* -1 when not attached */
+    /* struct_ops maps: -1 not registered, KL_REGISTERED (deleted at
+     * unload), or the fd of the link that registered it (closed at unload). */
+    int *map_link_fds;
 };
+
+#define KL_REGISTERED (-2)
 
 static inline void kl_unload(struct kl_loaded *l)
 {
@@ -265,14 +275,28 @@ static inline void kl_unload(struct kl_loaded *l)
         if (l->prog_fds && l->prog_fds[i] >= 0)
             close(l->prog_fds[i]);
     }
-    for (size_t i = 0; i < l->nmaps; i++)
+    for (size_t i = 0; i < l->nmaps; i++) {
+        if (l->map_link_fds && l->map_link_fds[i] >= 0)
+            close(l->map_link_fds[i]);
+        if (l->map_link_fds && l->map_link_fds[i] == KL_REGISTERED) {
+            /* Unregister, as libbpf's struct_ops link detach does: a
+             * registered struct_ops outlives its map fd otherwise. */
+            struct kl_map_elem a;
+            uint32_t zero = 0;
+            memset(&a, 0, sizeof(a));
+            a.map_fd = (uint32_t)l->map_fds[i];
+            a.key = kl_ptr(&zero);
+            kl_bpf(KL_MAP_DELETE_ELEM, &a, sizeof(a));
+        }
         if (l->map_fds[i] >= 0)
             close(l->map_fds[i]);
+    }
     if (l->btf_fd >= 0)
         close(l->btf_fd);
     free(l->map_fds);
     free(l->prog_fds);
     free(l->link_fds);
+    free(l->map_link_fds);
     memset(l, 0, sizeof(*l));
     l->btf_fd = -1;
 }
@@ -351,12 +375,13 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
     l->map_fds = calloc(l->nmaps ? l->nmaps : 1, sizeof(int));
     l->prog_fds = calloc(l->nprogs ? l->nprogs : 1, sizeof(int));
     l->link_fds = calloc(l->nprogs ? l->nprogs : 1, sizeof(int));
-    if (!l->map_fds || !l->prog_fds || !l->link_fds) {
+    l->map_link_fds = calloc(l->nmaps ? l->nmaps : 1, sizeof(int));
+    if (!l->map_fds || !l->prog_fds || !l->link_fds || !l->map_link_fds) {
         snprintf(why, why_size, "out of memory");
         return -ENOMEM;
     }
     for (size_t i = 0; i < l->nmaps; i++)
-        l->map_fds[i] = -1;
+        l->map_fds[i] = l->map_link_fds[i] = -1;
     for (size_t i = 0; i < l->nprogs; i++)
         l->prog_fds[i] = -ENOENT, l->link_fds[i] = -1;
 
@@ -410,6 +435,14 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
         if (m.type == KL_MAP_PERF_EVENT_ARRAY && !a.max_entries)
             a.max_entries = (uint32_t)kl_possible_cpus();
         kl_object_name(a.map_name, m.name);
+        if (m.type == KL_MAP_STRUCT_OPS) {
+            /* Its value type is the kernel's: known after resolve_btf
+             * only. Without it, the map is not created (kl_attach_struct_ops
+             * says why); its programs cannot load either. */
+            if (!m.btf_vmlinux_value_type_id)
+                continue;
+            a.btf_vmlinux_value_type_id = m.btf_vmlinux_value_type_id;
+        }
         if (l->btf_fd >= 0 && kl_map_takes_btf(m.type)) {
             a.btf_fd = (uint32_t)l->btf_fd;
             a.btf_key_type_id = m.btf_key_type_id;
@@ -609,6 +642,80 @@ static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, si
         return l->link_fds[i] = -EOPNOTSUPP;
     }
     return l->link_fds[i] = fd < 0 ? -errno : (int)fd;
+}
+
+/*
+ * Registers struct_ops map `i` (after kl_prepare with kernel BTF and
+ * kl_load_prog of its programs): its value with each program's fd at the
+ * offset its KSYM_BPF_SLOT_STRUCT_OPS slot gives, written at key 0 (and,
+ * for a `.struct_ops.link` map, attached through BPF_LINK_CREATE), as
+ * libbpf's bpf_map__attach_struct_ops does. kl_unload unregisters it.
+ * Returns 0 or a negative code (a message in `why`).
+ */
+static inline int kl_attach_struct_ops(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, char *why,
+                                       size_t why_size)
+{
+    struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+    if (ksym_bpf_map_info(obj, i, &m) != 0) {
+        snprintf(why, why_size, "map %zu: %s", i, ksym_last_error_message());
+        return ksym_last_error();
+    }
+    if (m.type != KL_MAP_STRUCT_OPS || !m.struct_ops_value) {
+        snprintf(why, why_size, "map `%s`: %s", m.name,
+                 m.type != KL_MAP_STRUCT_OPS ? "not a struct_ops map"
+                                             : "its kernel value is unknown: call kl_prepare with kernel BTF");
+        return -EINVAL;
+    }
+    if (l->map_fds[i] < 0) {
+        snprintf(why, why_size, "struct_ops map `%s` was not created", m.name);
+        return -EBADF;
+    }
+    unsigned char *value = malloc(m.struct_ops_value_size);
+    if (!value) {
+        snprintf(why, why_size, "out of memory");
+        return -ENOMEM;
+    }
+    memcpy(value, m.struct_ops_value, m.struct_ops_value_size);
+    int err = 0;
+    for (size_t j = 0; j < m.slot_count && !err; j++) {
+        struct ksym_bpf_map_slot s = { .sz = sizeof(s) };
+        if (ksym_bpf_map_slot(obj, i, j, &s) != 0) {
+            snprintf(why, why_size, "map `%s` slot %zu: %s", m.name, j, ksym_last_error_message());
+            err = ksym_last_error();
+        } else if (s.kind == KSYM_BPF_SLOT_STRUCT_OPS) {
+            if (l->prog_fds[s.target] < 0) {
+                struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+                ksym_bpf_program_info(obj, s.target, &p);
+                snprintf(why, why_size, "struct_ops `%s`: program `%s` is not loaded", m.name, p.name);
+                err = -EBADF;
+            } else {
+                uint64_t fd = (uint64_t)l->prog_fds[s.target];
+                memcpy(value + s.index, &fd, sizeof(fd));
+            }
+        }
+    }
+    uint32_t zero = 0;
+    if (!err && (err = kl_map_update(l->map_fds[i], &zero, value)) != 0)
+        snprintf(why, why_size, "registering struct_ops `%s` (BPF_MAP_UPDATE_ELEM): %s", m.name, strerror(-err));
+    free(value);
+    if (err)
+        return err;
+    if (!(m.map_flags & KL_F_LINK)) {
+        l->map_link_fds[i] = KL_REGISTERED;
+        return 0;
+    }
+    struct kl_link_create c;
+    memset(&c, 0, sizeof(c));
+    c.prog_fd = (uint32_t)l->map_fds[i]; /* the map, for a struct_ops link */
+    c.attach_type = KL_ATTACH_STRUCT_OPS;
+    long fd = kl_bpf(KL_LINK_CREATE, &c, sizeof(c));
+    if (fd < 0) {
+        err = -errno;
+        snprintf(why, why_size, "attaching struct_ops `%s` (BPF_LINK_CREATE): %s", m.name, strerror(errno));
+        return err;
+    }
+    l->map_link_fds[i] = (int)fd;
+    return 0;
 }
 
 /* Turns on the kernel's per-program run counters while the returned fd is

@@ -358,6 +358,9 @@ static int cmd_obj(const struct options *o, const char *path)
         ksym_bpf_map_info(obj, i, &m);
         printf("  [%zu] %-16s type %u key %u value %u max_entries %u flags %#x%s\n", i, m.name, m.type, m.key_size,
                m.value_size, m.max_entries, m.map_flags, m.initial_value ? " (initial value)" : "");
+        if (m.btf_vmlinux_value_type_id)
+            printf("       struct_ops: kernel value type id %u, %zu bytes%s\n", m.btf_vmlinux_value_type_id,
+                   m.struct_ops_value_size, m.map_flags & (1U << 13) ? ", registered by a link" : "");
         if (m.inner_type)
             printf("       inner map: type %u key %u value %u max_entries %u flags %#x\n", m.inner_type,
                    m.inner_key_size, m.inner_value_size, m.inner_max_entries, m.inner_map_flags);
@@ -370,9 +373,12 @@ static int cmd_obj(const struct options *o, const char *path)
             struct ksym_bpf_program_info p = { .sz = sizeof(p) };
             if (s.kind == KSYM_BPF_SLOT_MAP && ksym_bpf_map_info(obj, s.target, &t) == 0)
                 target = t.name;
-            else if (s.kind == KSYM_BPF_SLOT_PROGRAM && ksym_bpf_program_info(obj, s.target, &p) == 0)
+            else if (s.kind != KSYM_BPF_SLOT_MAP && ksym_bpf_program_info(obj, s.target, &p) == 0)
                 target = p.name;
-            printf("       [%u] = %s %s\n", s.index, s.kind == KSYM_BPF_SLOT_MAP ? "map" : "program", target);
+            if (s.kind == KSYM_BPF_SLOT_STRUCT_OPS)
+                printf("       +%-4u fd of program %s\n", s.index, target);
+            else
+                printf("       [%u] = %s %s\n", s.index, s.kind == KSYM_BPF_SLOT_MAP ? "map" : "program", target);
         }
     }
     printf("\nexterns (one pass over %s):\n", o->kallsyms ? o->kallsyms : "kallsyms");

@@ -8,6 +8,7 @@ use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 use super::section::{self, SectionDef};
+use super::struct_ops::OpsMember;
 use super::{Object, Program};
 use crate::btf::targets::{Target, TargetKind};
 use crate::btf::KernelBtf;
@@ -29,6 +30,8 @@ pub(super) struct Attach {
     resolved: Option<Box<Resolved>>,
     /// The section starts with `?` (libbpf's autoload off).
     optional: bool,
+    /// struct_ops programs: the struct member a struct_ops map gives them.
+    pub(super) struct_ops: Option<Box<OpsMember>>,
 }
 
 /// A target as a query (`module`name`), and as shown before resolution.
@@ -128,6 +131,11 @@ impl Attach {
         }
     }
 
+    /// The program type its section gives (0: unknown section).
+    pub(super) fn prog_type(&self) -> u32 {
+        self.def.map_or(0, |d| d.prog_type)
+    }
+
     /// The target to resolve: the one set, else the one resolved (an
     /// alias made by `expand`), else the section's.
     fn query(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
@@ -169,6 +177,17 @@ impl Object {
             addr: 0,
             flags: def.load_flags() | if a.optional { section::OPTIONAL } else { 0 },
         };
+        // A struct_ops program attaches to the member of the kernel struct
+        // its map gives it: the struct's BTF id and the member's index
+        // (libbpf's attach_btf_id and expected_attach_type).
+        if let Some(o) = &a.struct_ops {
+            info.target = Some(&o.text);
+            if let Some((id, member)) = o.kernel {
+                info.attach_btf_id = id;
+                info.expected_attach_type = member;
+                info.module = Some(c"vmlinux");
+            }
+        }
         if let Some(r) = &a.resolved {
             info.target = Some(r.name());
             info.module = Some(r.module());

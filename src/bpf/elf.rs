@@ -12,6 +12,7 @@ use super::core::{self as co_re, CoreRecord};
 use super::externs::{self, Extern, ExternKind};
 use super::insn::{self, Insn};
 use super::reloc::{self, Code, Target};
+use super::struct_ops;
 use super::{CoreSite, Map, Object, Program, RelocKind, Slot, SlotTarget};
 use crate::error::{Error, Result};
 use crate::formats::btf::Btf as LocalBtf;
@@ -51,7 +52,7 @@ fn format_err(e: object::read::Error) -> Error {
     Error::format(format!("malformed ELF: {e}"))
 }
 
-fn cstring(b: &[u8]) -> CString {
+pub(super) fn cstring(b: &[u8]) -> CString {
     CString::new(b.iter().copied().filter(|&c| c != 0).collect::<Vec<u8>>()).unwrap_or_default()
 }
 
@@ -285,7 +286,9 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                         i.map_flags,
                     ]
                 }),
+                btf_vmlinux_value_type_id: 0,
                 slots: Vec::new(),
+                struct_ops: None,
                 initial_value: None,
                 fd: None,
             });
@@ -315,7 +318,9 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 map_extra: 0,
                 numa_node: 0,
                 inner: None,
+                btf_vmlinux_value_type_id: 0,
                 slots: Vec::new(),
+                struct_ops: None,
                 initial_value: (s.sh_type != E::SHT_NOBITS).then(|| s.data.to_vec()),
                 fd: None,
             });
@@ -358,12 +363,33 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 map_extra: 0,
                 numa_node: 0,
                 inner: None,
+                btf_vmlinux_value_type_id: 0,
                 slots: Vec::new(),
+                struct_ops: None,
                 initial_value: Some(vec![0; externs::kconfig_size(&externs) as usize]),
                 fd: None,
             });
             maps.len() - 1
         });
+    // struct_ops maps, last (as libbpf orders them).
+    let mut st_ops_secs: Vec<usize> = Vec::new();
+    for (i, s) in secs.iter().enumerate() {
+        if struct_ops::section_kind(s.name).is_some() {
+            let sym_value = |n: &[u8]| {
+                syms.iter()
+                    .find(|y| y.shndx as usize == i && y.name == n)
+                    .map(|y| y.value)
+            };
+            maps.extend(struct_ops::maps(
+                local.as_ref(),
+                i,
+                s.name,
+                s.data,
+                sym_value,
+            )?);
+            st_ops_secs.push(i);
+        }
+    }
 
     // Relocations of the code sections.
     // Per code section: (instruction, what its relocation points at),
@@ -374,12 +400,28 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             continue;
         }
         let sec = rs.info as usize;
+        if st_ops_secs.contains(&sec) {
+            let mut rels = Vec::new();
+            for (off, si) in rel_list(&table, ri, en, data)? {
+                let sym = syms.get(si).ok_or_else(|| {
+                    Error::format(format!("`.rel.struct_ops`: symbol index {si} out of range"))
+                })?;
+                rels.push(struct_ops::Rel {
+                    offset: off,
+                    sym_shndx: sym.shndx,
+                    sym_value: sym.value,
+                    sym_name: sym.name,
+                });
+            }
+            let b = local
+                .as_ref()
+                .ok_or_else(|| Error::format("struct_ops need BTF"))?;
+            struct_ops::collect_relos(b, sec, &rels, &mut maps, &mut programs)?;
+            continue;
+        }
         if Some(sec) == maps_idx {
             map_slots(
-                &table,
-                ri,
-                en,
-                data,
+                rel_list(&table, ri, en, data)?,
                 &syms,
                 &secs,
                 &map_of_symbol,
@@ -612,12 +654,8 @@ fn data_map_flags(read_only: bool, btf: Option<&super::btf::Btf>, datasec: u32) 
 /// The initial slots `.rel.maps` gives maps of maps and program arrays
 /// (libbpf's `bpf_object__collect_map_relos`): each relocation, at an
 /// offset inside a map's `values`, names a map of `.maps` or a program.
-#[allow(clippy::too_many_arguments)]
 fn map_slots(
-    table: &object::read::elf::SectionTable<'_, FileHeader64<LE>>,
-    ri: usize,
-    en: LE,
-    data: &[u8],
+    rels: Vec<(u64, usize)>,
     syms: &[Sym<'_>],
     secs: &[Sec<'_>],
     map_of_symbol: &HashMap<(usize, u64), usize>,
@@ -625,15 +663,7 @@ fn map_slots(
     programs: &[Program],
     maps: &mut [Map],
 ) -> Result<()> {
-    let sh = table
-        .section(object::SectionIndex(ri))
-        .map_err(format_err)?;
-    let Some((rels, _)) = sh.rel(en, data).map_err(format_err)? else {
-        return Ok(());
-    };
-    for r in rels {
-        let off = r.r_offset(en);
-        let sym_idx = r.r_sym(en) as usize;
+    for (off, sym_idx) in rels {
         let sym = syms.get(sym_idx).ok_or_else(|| {
             Error::format(format!("`.rel.maps`: symbol index {sym_idx} out of range"))
         })?;
@@ -677,6 +707,25 @@ fn map_slots(
         m.slots.sort_by_key(|s| s.index);
     }
     Ok(())
+}
+
+/// The (offset, symbol index) of each entry of REL section `ri`.
+fn rel_list(
+    table: &object::read::elf::SectionTable<'_, FileHeader64<LE>>,
+    ri: usize,
+    en: LE,
+    data: &[u8],
+) -> Result<Vec<(u64, usize)>> {
+    let sh = table
+        .section(object::SectionIndex(ri))
+        .map_err(format_err)?;
+    Ok(match sh.rel(en, data).map_err(format_err)? {
+        Some((rels, _)) => rels
+            .iter()
+            .map(|r| (r.r_offset(en), r.r_sym(en) as usize))
+            .collect(),
+        None => Vec::new(),
+    })
 }
 
 fn set_target(

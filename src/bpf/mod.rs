@@ -27,6 +27,7 @@ mod loadable;
 mod reloc;
 mod relocate;
 pub mod section;
+mod struct_ops;
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -129,10 +130,16 @@ pub struct Map {
     /// Maps of maps: the inner map's (template's) type, key and value
     /// sizes, max entries and flags.
     pub inner: Option<[u32; 5]>,
-    /// Initial slots (`.values = { [i] = &map_or_prog }`), by slot.
+    /// struct_ops maps: the kernel's `bpf_struct_ops_<name>` (after
+    /// resolve_btf), BPF_MAP_CREATE's btf_vmlinux_value_type_id.
+    pub btf_vmlinux_value_type_id: u32,
+    /// Initial slots (`.values = { [i] = &map_or_prog }`), by slot; for a
+    /// struct_ops map (after resolve_btf), its programs by value offset.
     pub slots: Vec<Slot>,
     /// Data sections: initial contents (`None` for `.bss`).
     pub initial_value: Option<Vec<u8>>,
+    /// struct_ops maps: the variable and what resolve_btf made of it.
+    pub struct_ops: Option<Box<struct_ops::StructOps>>,
     pub fd: Option<i32>,
 }
 
@@ -147,6 +154,9 @@ pub struct Slot {
 pub enum SlotTarget {
     Map(usize),
     Program(usize),
+    /// A program whose fd goes, as a u64, at byte `index` of a struct_ops
+    /// map's value.
+    StructOps(usize),
 }
 
 /// A program's final code: its instructions and the subprograms it calls.

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::core::{self, Cands};
 use super::externs::{self, KernelFacts};
-use super::{reloc, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
+use super::{reloc, struct_ops, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
 use crate::btf::KernelBtf;
 use crate::error::{Error, Result, INVALID};
 
@@ -84,6 +84,16 @@ impl Object {
             first.get_or_insert(e);
         }
         if let Some(local) = &self.local_btf {
+            for p in &mut self.programs {
+                if let Some(o) = p.attach.struct_ops.as_deref_mut() {
+                    o.kernel = None;
+                }
+            }
+            for m in &mut self.maps {
+                if let Err(e) = struct_ops::resolve(m, local, kernel, &mut self.programs) {
+                    first.get_or_insert(e);
+                }
+            }
             let mut cands = Cands::default();
             for (i, site) in self.core_sites.iter_mut().enumerate() {
                 if !site.used {

@@ -90,8 +90,26 @@ pub struct ksym_bpf_map_info {
     /// Reserved: written zero.
     pub reserved3: u32,
     /// Maps of maps and program arrays: the initial slots the object gives
-    /// (`.values = { [i] = &map }`), for ksym_bpf_map_slot (0.2).
+    /// (`.values = { [i] = &map }`); struct_ops maps (after
+    /// ksym_bpf_object_resolve_btf): their programs. For ksym_bpf_map_slot (0.2).
     pub slot_count: usize,
+    /// struct_ops maps (`SEC(".struct_ops")` variables, type 26): after
+    /// ksym_bpf_object_resolve_btf, BPF_MAP_CREATE's
+    /// btf_vmlinux_value_type_id (the kernel's `struct
+    /// bpf_struct_ops_<name>`, whose size `value_size` then is; create the
+    /// map with the object's BTF fd and key/value type ids 0), 0 otherwise (0.2).
+    pub btf_vmlinux_value_type_id: u32,
+    /// Reserved: written zero.
+    pub reserved4: u32,
+    /// struct_ops maps, after ksym_bpf_object_resolve_btf: the value that
+    /// registers them (the object's data at the kernel's offsets), to be
+    /// written with BPF_MAP_UPDATE_ELEM at key 0 once the programs are
+    /// loaded and their fds put at the KSYM_BPF_SLOT_STRUCT_OPS slots, not
+    /// when the map is created (registering is attaching); with
+    /// `map_flags` BPF_F_LINK (`.struct_ops.link`), BPF_LINK_CREATE on the
+    /// map then attaches it. NULL otherwise (0.2).
+    pub struct_ops_value: *const c_void,
+    pub struct_ops_value_size: usize,
 }
 
 /// What an initial slot holds (`ksym_bpf_map_slot.kind`).
@@ -102,6 +120,11 @@ pub enum ksym_bpf_slot_kind {
     KSYM_BPF_SLOT_MAP = 1,
     /// A program of the object (a program array): put its fd in the slot.
     KSYM_BPF_SLOT_PROGRAM = 2,
+    /// A program of a struct_ops map (after ksym_bpf_object_resolve_btf):
+    /// its fd, as a 64-bit integer, goes at byte `index` of a copy of
+    /// `struct_ops_value`, which BPF_MAP_UPDATE_ELEM (key 0) then writes
+    /// to register the struct_ops (0.2).
+    KSYM_BPF_SLOT_STRUCT_OPS = 3,
 }
 
 /// An initial slot of a map of maps or a program array (output struct:
@@ -433,6 +456,10 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
             None => (std::ptr::null(), 0),
         };
+        let (sov, sovs) = match m.struct_ops.as_ref().and_then(|s| s.value.as_ref()) {
+            Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
+            None => (std::ptr::null(), 0),
+        };
         let info = ksym_bpf_map_info {
             sz: std::mem::size_of::<ksym_bpf_map_info>(),
             name: m.name.as_ptr(),
@@ -457,6 +484,10 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             inner_map_flags: inner[4],
             reserved3: 0,
             slot_count: m.slots.len(),
+            btf_vmlinux_value_type_id: m.btf_vmlinux_value_type_id,
+            reserved4: 0,
+            struct_ops_value: sov,
+            struct_ops_value_size: sovs,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;
@@ -484,6 +515,7 @@ pub unsafe extern "C" fn ksym_bpf_map_slot(
         let (kind, target) = match s.target {
             SlotTarget::Map(m) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_MAP, m),
             SlotTarget::Program(p) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_PROGRAM, p),
+            SlotTarget::StructOps(p) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_STRUCT_OPS, p),
         };
         let info = ksym_bpf_map_slot {
             sz: std::mem::size_of::<ksym_bpf_map_slot>(),
