@@ -5,7 +5,7 @@
 //! Format: `Documentation/bpf/btf.rst`. Every offset and index is checked;
 //! malformed BTF is `KSYM_ERR_FORMAT`, never a panic.
 
-use std::collections::HashMap;
+use crate::base::hash::KeyMap;
 
 use crate::error::{Error, Result};
 
@@ -611,9 +611,9 @@ impl ExtSection {
 /// `.BTF.ext`: per ELF section name, func_info, line_info and CO-RE records.
 #[derive(Clone, Debug, Default)]
 pub struct BtfExt {
-    pub func_info: HashMap<Vec<u8>, ExtSection>,
-    pub line_info: HashMap<Vec<u8>, ExtSection>,
-    pub core_relo: HashMap<Vec<u8>, ExtSection>,
+    pub func_info: KeyMap<Vec<u8>, ExtSection>,
+    pub line_info: KeyMap<Vec<u8>, ExtSection>,
+    pub core_relo: KeyMap<Vec<u8>, ExtSection>,
 }
 
 fn bad_ext(what: impl std::fmt::Display) -> Error {
@@ -632,8 +632,8 @@ impl BtfExt {
             return Err(bad_ext("header too short"));
         }
         let mut out = BtfExt::default();
-        let sub = |off: u32, len: u32, min_rec: usize| -> Result<HashMap<Vec<u8>, ExtSection>> {
-            let mut map = HashMap::new();
+        let sub = |off: u32, len: u32, min_rec: usize| -> Result<KeyMap<Vec<u8>, ExtSection>> {
+            let mut map = KeyMap::default();
             if len == 0 {
                 return Ok(map);
             }

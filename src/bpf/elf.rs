@@ -1,6 +1,6 @@
 //! Reading a BPF ELF object into an [`Object`].
 
-use std::collections::HashMap;
+use crate::base::hash::KeyMap;
 use std::ffi::CString;
 
 use object::elf::{self as E, FileHeader64};
@@ -157,7 +157,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
     };
 
     // Code sections: programs' and .text.
-    let mut code: HashMap<usize, Vec<Insn>> = HashMap::new();
+    let mut code: KeyMap<usize, Vec<Insn>> = KeyMap::default();
     for (i, s) in secs.iter().enumerate() {
         if is_code(i) {
             if s.data.len() % 8 != 0 {
@@ -236,7 +236,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
 
     // Maps: BTF-defined ones, then the data sections.
     let mut maps: Vec<Map> = Vec::new();
-    let mut map_of_symbol: HashMap<(usize, u64), usize> = HashMap::new();
+    let mut map_of_symbol: KeyMap<(usize, u64), usize> = KeyMap::default();
     // Maps with `values`: (symbol value, size, offset of `values`, map).
     let mut map_values: Vec<(u64, u64, u64, usize)> = Vec::new();
     if let Some(mi) = maps_idx {
@@ -294,7 +294,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             });
         }
     }
-    let mut data_map: HashMap<usize, usize> = HashMap::new();
+    let mut data_map: KeyMap<usize, usize> = KeyMap::default();
     for (i, s) in secs.iter().enumerate() {
         if is_data_section(s.name) && s.flags & E::SHF_ALLOC as u64 != 0 && s.size > 0 {
             let value_size = u32::try_from(s.size).map_err(|_| {
@@ -337,7 +337,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         Some(b) => externs::collect(b, is_weak)?,
         None => Vec::new(),
     };
-    let mut extern_of: HashMap<Vec<u8>, usize> = externs
+    let mut extern_of: KeyMap<Vec<u8>, usize> = externs
         .iter()
         .enumerate()
         .map(|(i, x)| (x.name.to_bytes().to_vec(), i))
@@ -394,7 +394,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
     // Relocations of the code sections.
     // Per code section: (instruction, what its relocation points at),
     // sorted once all are read.
-    let mut targets: HashMap<usize, Vec<(usize, Target)>> = HashMap::new();
+    let mut targets: KeyMap<usize, Vec<(usize, Target)>> = KeyMap::default();
     for (ri, rs) in secs.iter().enumerate() {
         if rs.sh_type != E::SHT_REL {
             continue;
@@ -658,7 +658,7 @@ fn map_slots(
     rels: Vec<(u64, usize)>,
     syms: &[Sym<'_>],
     secs: &[Sec<'_>],
-    map_of_symbol: &HashMap<(usize, u64), usize>,
+    map_of_symbol: &KeyMap<(usize, u64), usize>,
     map_values: &[(u64, u64, u64, usize)],
     programs: &[Program],
     maps: &mut [Map],
@@ -729,7 +729,7 @@ fn rel_list(
 }
 
 fn set_target(
-    targets: &mut HashMap<usize, Vec<(usize, Target)>>,
+    targets: &mut KeyMap<usize, Vec<(usize, Target)>>,
     sec: usize,
     idx: usize,
     t: Target,
@@ -745,9 +745,9 @@ fn core_sites(
     ext: &BtfExt,
     local: &LocalBtf,
     secs: &[Sec<'_>],
-    code: &HashMap<usize, Vec<Insn>>,
+    code: &KeyMap<usize, Vec<Insn>>,
     owner: impl Fn(usize, usize) -> String,
-) -> Result<(Vec<CoreSite>, HashMap<usize, Vec<(usize, usize)>>)> {
+) -> Result<(Vec<CoreSite>, KeyMap<usize, Vec<(usize, usize)>>)> {
     let mut found: Vec<(usize, usize, CoreRecord)> = Vec::new();
     for (name, recs) in &ext.core_relo {
         let shown = String::from_utf8_lossy(name);
@@ -782,7 +782,7 @@ fn core_sites(
     }
     found.sort_by_key(|&(sec, idx, _)| (sec, idx));
     let mut sites = Vec::with_capacity(found.len());
-    let mut by_sec: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+    let mut by_sec: KeyMap<usize, Vec<(usize, usize)>> = KeyMap::default();
     for (sec, idx, rec) in found {
         let text = co_re::describe(local, &rec);
         by_sec.entry(sec).or_default().push((sites.len(), idx));

@@ -3,7 +3,7 @@
 //! ones included); and the patching of map fds, data-section values,
 //! extern addresses and BTF ids.
 
-use std::collections::HashMap;
+use crate::base::hash::KeyMap;
 use std::ffi::CString;
 
 use super::btf::BtfExt;
@@ -37,17 +37,17 @@ pub(super) enum Target {
 pub(super) struct Code<'a> {
     pub secs: &'a [Sec<'a>],
     pub syms: &'a [Sym<'a>],
-    pub insns: &'a HashMap<usize, Vec<Insn>>,
+    pub insns: &'a KeyMap<usize, Vec<Insn>>,
     pub text: Option<usize>,
     /// Per code section: (instruction, what its relocation points at), by
     /// instruction.
-    pub targets: &'a HashMap<usize, Vec<(usize, Target)>>,
+    pub targets: &'a KeyMap<usize, Vec<(usize, Target)>>,
     pub maps: &'a [Map],
     pub externs: &'a [Extern],
     pub ext: Option<&'a BtfExt>,
     pub core_sites: &'a [CoreSite],
     /// Per code section: its CO-RE sites (index, instruction), by instruction.
-    pub core_by_sec: &'a HashMap<usize, Vec<(usize, usize)>>,
+    pub core_by_sec: &'a KeyMap<usize, Vec<(usize, usize)>>,
 }
 
 /// "program `x`" or "subprogram `y`" for the code at `sec`/`idx`.
@@ -113,7 +113,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
         at: 0,
     }];
     // Subprogram start (in .text) -> final index.
-    let mut placed: HashMap<usize, usize> = HashMap::new();
+    let mut placed: KeyMap<usize, usize> = KeyMap::default();
     // Depth-first: (piece, next instruction to look at).
     let mut stack: Vec<(Piece, usize)> = vec![(pieces[0], 0)];
     let pname = prog.name.to_string_lossy().into_owned();
@@ -332,48 +332,58 @@ fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
 /// func_info and line_info of the layout's pieces, rebased to final
 /// instruction indices.
 fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout) {
-    let mut funcs: Vec<[u32; 2]> = Vec::new();
-    let mut lines: Vec<[u32; 4]> = Vec::new();
+    debug_assert_eq!(FUNC_INFO_SIZE, 8);
+    debug_assert_eq!(LINE_INFO_SIZE, 16);
+    let mut funcs: Vec<u8> = Vec::new();
+    let mut lines: Vec<u8> = Vec::new();
     for p in pieces {
         let name = code.secs[p.sec].name;
-        let in_piece = |rec: &[u8]| -> Option<u32> {
-            let off = u32::from_le_bytes(rec.get(0..4)?.try_into().ok()?) as usize;
+        // A record of this piece, its instruction offset made final.
+        let add = |out: &mut Vec<u8>, rec: &[u8], size: usize| {
+            let Some(off) = rec.get(0..4) else { return };
+            let off = u32::from_le_bytes([off[0], off[1], off[2], off[3]]) as usize;
             let idx = off / 8;
-            (off % 8 == 0 && idx >= p.start && idx < p.start + p.len)
-                .then(|| (p.at + idx - p.start) as u32)
-        };
-        let word = |rec: &[u8], k: usize| {
-            u32::from_le_bytes(rec[4 * k..4 * k + 4].try_into().unwrap_or([0; 4]))
+            if off % 8 == 0 && idx >= p.start && idx < p.start + p.len && rec.len() >= size {
+                out.extend_from_slice(&((p.at + idx - p.start) as u32).to_le_bytes());
+                out.extend_from_slice(&rec[4..size]);
+            }
         };
         if let Some(s) = ext.func_info.get(name) {
+            funcs.reserve(s.records().len() * FUNC_INFO_SIZE);
             for r in s.records() {
-                if let Some(at) = in_piece(r) {
-                    funcs.push([at, word(r, 1)]);
-                }
+                add(&mut funcs, r, FUNC_INFO_SIZE);
             }
         }
         if let Some(s) = ext.line_info.get(name) {
+            lines.reserve(s.records().len() * LINE_INFO_SIZE);
             for r in s.records() {
-                if let Some(at) = in_piece(r) {
-                    lines.push([at, word(r, 1), word(r, 2), word(r, 3)]);
-                }
+                add(&mut lines, r, LINE_INFO_SIZE);
             }
         }
     }
-    funcs.sort_by_key(|f| f[0]);
-    lines.sort_by_key(|l| l[0]);
-    debug_assert_eq!(FUNC_INFO_SIZE, 8);
-    debug_assert_eq!(LINE_INFO_SIZE, 16);
-    out.func_info = funcs
-        .iter()
-        .flatten()
-        .flat_map(|w| w.to_le_bytes())
-        .collect();
-    out.line_info = lines
-        .iter()
-        .flatten()
-        .flat_map(|w| w.to_le_bytes())
-        .collect();
+    // Pieces are placed in order and each section's records are sorted by
+    // offset (as the compiler writes them): most layouts are in order
+    // already; sort the others (stably, as before).
+    out.func_info = sorted_records::<FUNC_INFO_SIZE>(funcs);
+    out.line_info = sorted_records::<LINE_INFO_SIZE>(lines);
+}
+
+/// Records of `N` bytes sorted by their first u32 (the final instruction).
+fn sorted_records<const N: usize>(recs: Vec<u8>) -> Vec<u8> {
+    let key = |r: &[u8]| u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+    let mut chunks = recs.chunks_exact(N);
+    let mut prev = 0;
+    if chunks.all(|r| {
+        let k = key(r);
+        let ok = k >= prev;
+        prev = k;
+        ok
+    }) {
+        return recs;
+    }
+    let mut v: Vec<&[u8]> = recs.chunks_exact(N).collect();
+    v.sort_by_key(|r| key(r));
+    v.concat()
 }
 
 /// Writes map fds, map value offsets, extern addresses and BTF ids into
