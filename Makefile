@@ -166,6 +166,7 @@ bpf-objects:
 	    case $$src in *nobtf*) g=;; esac; \
 	    echo "$(BPF_CLANG) -O2 $$g -target bpf -c $$src -o $$obj"; \
 	    $(BPF_CLANG) -O2 $$g -target bpf -c $$src -o $$obj || exit 1; \
+	    case $$src in */aliases.bpf.c) cp $$obj $${src%.bpf.c}.dwarf.bpf.o;; esac; \
 	    [ -z "$$g" ] || $(BPF_STRIP) -g $$obj || exit 1; \
 	done
 

@@ -202,6 +202,71 @@ pub fn crc32(data: &[u8]) -> u32 {
     })
 }
 
+/// A regular file read only where asked: a zeroed buffer of the file's
+/// size (fresh pages: the parts never filled cost no memory and read as
+/// zeros), filled range by range with `pread`. For formats whose readers
+/// need only some of the file (a BPF object's code and BTF, not its
+/// DWARF), at the same offsets as in the file.
+pub struct Sparse {
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl Sparse {
+    /// Opens `path`; `None` when it is not a regular file with a size
+    /// (read those whole with [`read_file`]).
+    pub fn open(path: &Path, limit: usize, what: &str) -> Result<Option<Sparse>> {
+        let file = File::open(path)
+            .map_err(|e| Error::io(&e, format!("cannot open {}", path.display())))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io(&e, format!("cannot stat {}", path.display())))?;
+        if !meta.is_file() || meta.len() == 0 {
+            return Ok(None);
+        }
+        if meta.len() > limit as u64 {
+            return Err(too_large(path, what, limit));
+        }
+        // calloc: fresh zero pages, not written until filled (a resize
+        // would write every byte). Within `limit`, as read_file.
+        let buf = vec![0u8; meta.len() as usize];
+        Ok(Some(Sparse { file, buf }))
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Reads bytes `off..off + len` (clamped to the file) into place and
+    /// returns them. A file that shrank since [`Sparse::open`] leaves the
+    /// rest zero: the format's reader finds it malformed.
+    pub fn fill(&mut self, off: u64, len: u64) -> Result<&[u8]> {
+        use std::os::unix::fs::FileExt;
+        let size = self.buf.len() as u64;
+        let start = off.min(size) as usize;
+        let end = off.saturating_add(len).min(size) as usize;
+        let mut at = start;
+        while at < end {
+            match self.file.read_at(&mut self.buf[at..end], at as u64) {
+                Ok(0) => break,
+                Ok(n) => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&e, "cannot read the file")),
+            }
+        }
+        Ok(&self.buf[start..end])
+    }
+
+    /// The buffer, filled where [`Sparse::fill`] was called.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,5 +352,37 @@ mod tests {
         // A regular file larger than the limit: refused from its size.
         let e = read_file(Path::new("/proc/self/exe"), 0, 4096, "a test input").unwrap_err();
         assert!(e.message().contains("too large"), "{e}");
+    }
+
+    /// Only the ranges asked for are read; the rest reads as zeros; ranges
+    /// past the end are clamped. Oracle: the bytes written to the file.
+    #[test]
+    fn sparse_reads_only_what_is_asked() {
+        let dir = std::env::temp_dir().join(format!("ksym-sparse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8 + 1).collect();
+        std::fs::write(&path, &data).unwrap();
+        let mut f = Sparse::open(&path, 1 << 20, "a test file")
+            .unwrap()
+            .unwrap();
+        assert_eq!(f.len(), data.len());
+        assert_eq!(f.fill(100, 50).unwrap(), &data[100..150]);
+        assert_eq!(f.fill(9_990, 100).unwrap(), &data[9_990..]);
+        assert!(f.fill(20_000, 10).unwrap().is_empty());
+        assert!(f.fill(u64::MAX - 1, 10).unwrap().is_empty());
+        let b = f.into_bytes();
+        assert_eq!(&b[100..150], &data[100..150]);
+        assert!(b[..100].iter().chain(&b[150..9_990]).all(|&x| x == 0));
+        // Over the limit: refused; a directory or an empty file: not sparse.
+        assert!(Sparse::open(&path, 100, "a test file").is_err());
+        assert!(Sparse::open(&dir, 1 << 20, "a test file")
+            .unwrap()
+            .is_none());
+        std::fs::write(&path, b"").unwrap();
+        assert!(Sparse::open(&path, 1 << 20, "a test file")
+            .unwrap()
+            .is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

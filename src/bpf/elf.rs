@@ -10,7 +10,7 @@ use object::LittleEndian as LE;
 use super::btf::{Btf, BtfExt, Extra};
 use super::core::{self as co_re, CoreRecord};
 use super::externs::{self, Extern, ExternKind};
-use super::insn::{self, Insn};
+use super::insn::Insns;
 use super::reloc::{self, Code, Target};
 use super::struct_ops;
 use super::{CoreSite, Map, Object, Program, RelocKind, Slot, SlotTarget};
@@ -157,7 +157,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
     };
 
     // Code sections: programs' and .text.
-    let mut code: KeyMap<usize, Vec<Insn>> = KeyMap::default();
+    let mut code: KeyMap<usize, Insns<'_>> = KeyMap::default();
     for (i, s) in secs.iter().enumerate() {
         if is_code(i) {
             if s.data.len() % 8 != 0 {
@@ -167,7 +167,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     s.data.len()
                 )));
             }
-            code.insert(i, insn::decode(s.data));
+            code.insert(i, Insns::new(s.data));
         }
     }
 
@@ -444,7 +444,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             let off = r.r_offset(en);
             let sym_idx = r.r_sym(en) as usize;
             let rtype = r.r_type(en);
-            let insns = &code[&sec];
+            let insns = code[&sec];
             let idx = (off / 8) as usize;
             // Named on the error paths only.
             let at = |what: &str| {
@@ -466,7 +466,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                 )))
             })?;
             let sname = String::from_utf8_lossy(sym.name).into_owned();
-            let insn = insns[idx];
+            let insn = insns.get(idx);
             let target = match rtype {
                 E::R_BPF_64_64 => {
                     if !insn.is_ld_imm64() || idx + 1 >= insns.len() {
@@ -593,7 +593,6 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         insns: &code,
         text: text_idx,
         targets: &targets,
-        maps: &maps,
         externs: &externs,
         ext: btf_ext.as_ref(),
         core_sites: &core_sites,
@@ -742,10 +741,10 @@ fn set_target(
 /// and per section, (site, instruction) by instruction.
 #[allow(clippy::type_complexity)]
 fn core_sites(
-    ext: &BtfExt,
+    ext: &BtfExt<'_>,
     local: &LocalBtf,
     secs: &[Sec<'_>],
-    code: &KeyMap<usize, Vec<Insn>>,
+    code: &KeyMap<usize, Insns<'_>>,
     owner: impl Fn(usize, usize) -> String,
 ) -> Result<(Vec<CoreSite>, KeyMap<usize, Vec<(usize, usize)>>)> {
     let mut found: Vec<(usize, usize, CoreRecord)> = Vec::new();
@@ -754,7 +753,7 @@ fn core_sites(
         let sec = secs
             .iter()
             .enumerate()
-            .position(|(i, s)| s.name == name.as_slice() && code.contains_key(&i))
+            .position(|(i, s)| s.name == *name && code.contains_key(&i))
             .ok_or_else(|| {
                 Error::format(format!(
                     "malformed .BTF.ext: CO-RE relocations for section `{shown}`, which is not code in the object"

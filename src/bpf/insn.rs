@@ -62,9 +62,39 @@ impl Insn {
     }
 }
 
-/// Decodes a section's bytes into instructions (its size must be a multiple of 8).
-pub fn decode(bytes: &[u8]) -> Vec<Insn> {
-    bytes.chunks_exact(8).map(Insn::from_bytes).collect()
+/// A code section's instructions, read from its bytes where they lie
+/// (decoded when asked: the object's code is copied once, into layouts).
+#[derive(Clone, Copy, Debug)]
+pub struct Insns<'a>(&'a [u8]);
+
+impl<'a> Insns<'a> {
+    /// The instructions of `bytes` (a trailing partial one is ignored:
+    /// callers check the size is a multiple of 8).
+    pub fn new(bytes: &'a [u8]) -> Insns<'a> {
+        Insns(&bytes[..bytes.len() / 8 * 8])
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len() / 8
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Instruction `i` (`i < len()`).
+    pub fn get(&self, i: usize) -> Insn {
+        Insn::from_bytes(&self.0[i * 8..i * 8 + 8])
+    }
+
+    /// Appends instructions `start..start + n` to `out`.
+    pub fn copy_to(&self, start: usize, n: usize, out: &mut Vec<Insn>) {
+        out.extend(
+            self.0[start * 8..(start + n) * 8]
+                .chunks_exact(8)
+                .map(Insn::from_bytes),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +113,15 @@ mod tests {
         assert_eq!(c.imm, -1);
         c.set_src_reg(PSEUDO_KFUNC_CALL);
         assert_eq!(c.regs, 0x20);
-        assert_eq!(decode(&[0u8; 24]).len(), 3);
+        let bytes = [0x85u8, 0x10, 0, 0, 1, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0, 7];
+        let v = Insns::new(&bytes);
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (v.get(0).code, v.get(0).imm, v.get(1).code),
+            (0x85, 1, 0x95)
+        );
+        let mut out = Vec::new();
+        v.copy_to(1, 1, &mut out);
+        assert_eq!(out, vec![v.get(1)]);
     }
 }

@@ -22,6 +22,7 @@ pub mod btf;
 pub mod core;
 mod elf;
 mod externs;
+mod file;
 pub mod insn;
 mod loadable;
 mod reloc;
@@ -29,7 +30,7 @@ mod relocate;
 pub mod section;
 mod struct_ops;
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 use crate::btf::KernelBtf;
@@ -75,9 +76,11 @@ pub const RELOC_POISONED: u32 = 2;
 pub struct Reloc {
     pub insn_idx: usize,
     pub kind: RelocKind,
-    /// Extern, map, data section or subprogram name; for Core, the local
-    /// type and access string as libbpf prints them.
-    pub symbol: CString,
+    /// The subprogram name (Call, Func); for Core, the local type and
+    /// access string as libbpf prints them; `None` for the others, whose
+    /// name is their target's (map, data section, extern): see
+    /// [`Object::reloc_symbol`], which every reader goes through.
+    pub name: Option<CString>,
     /// Map index (MapFd, MapValue), extern index (Ksym, KsymBtf, Kfunc,
     /// Kconfig), final instruction index of the callee (Call, Func), or
     /// the CO-RE relocation kind (Core).
@@ -273,11 +276,22 @@ impl Object {
         elf::load(data)
     }
 
-    /// Reads and parses an object file.
+    /// Reads and parses an object file (only the sections it needs:
+    /// DWARF and the relocations of .BTF.ext are left unread).
     pub fn open(path: &std::path::Path) -> Result<Object> {
-        let limit = crate::base::read::limits::BPF_OBJECT;
-        let data = crate::base::read::read_file(path, 0, limit, "a BPF object")?;
+        let data = file::read_object(path)?;
         Self::parse(&data).map_err(|e| e.context(path.display()))
+    }
+
+    /// What relocation `r` of this object is about: extern, map, data
+    /// section or subprogram name; for Core, the local type and access
+    /// string as libbpf prints them.
+    pub fn reloc_symbol<'s>(&'s self, r: &'s Reloc) -> &'s CStr {
+        match (&r.name, r.kind) {
+            (Some(n), _) => n,
+            (None, RelocKind::MapFd | RelocKind::MapValue) => &self.maps[r.target].name,
+            (None, _) => &self.externs[r.target].name,
+        }
     }
 
     pub fn license(&self) -> &CString {

@@ -9,7 +9,7 @@ use std::ffi::CString;
 use super::btf::BtfExt;
 use super::elf::{Sec, Sym};
 use super::externs::ExternKind;
-use super::insn::{self, Insn};
+use super::insn::{self, Insn, Insns};
 use super::{
     CoreSite, Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
 };
@@ -37,14 +37,13 @@ pub(super) enum Target {
 pub(super) struct Code<'a> {
     pub secs: &'a [Sec<'a>],
     pub syms: &'a [Sym<'a>],
-    pub insns: &'a KeyMap<usize, Vec<Insn>>,
+    pub insns: &'a KeyMap<usize, Insns<'a>>,
     pub text: Option<usize>,
     /// Per code section: (instruction, what its relocation points at), by
     /// instruction.
     pub targets: &'a KeyMap<usize, Vec<(usize, Target)>>,
-    pub maps: &'a [Map],
     pub externs: &'a [Extern],
-    pub ext: Option<&'a BtfExt>,
+    pub ext: Option<&'a BtfExt<'a>>,
     pub core_sites: &'a [CoreSite],
     /// Per code section: its CO-RE sites (index, instruction), by instruction.
     pub core_by_sec: &'a KeyMap<usize, Vec<(usize, usize)>>,
@@ -103,9 +102,9 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
     let sec = prog.sec;
     let mut out = Layout {
         owner: p,
-        base: code.insns[&sec][prog.insn_off..prog.insn_off + prog.insn_cnt].to_vec(),
         ..Default::default()
     };
+    code.insns[&sec].copy_to(prog.insn_off, prog.insn_cnt, &mut out.base);
     let mut pieces = vec![Piece {
         sec,
         start: prog.insn_off,
@@ -125,6 +124,20 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
             .map_or(&[][..], |v| v.as_slice());
         let mut next = sec_targets.partition_point(|&(k, _)| k < piece.start + i);
         while i < piece.len {
+            // Only relocated instructions and calls need a look: skip to
+            // the next of either (most of a large program is neither).
+            let stop = sec_targets
+                .get(next)
+                .map_or(piece.len, |&(k, _)| k - piece.start)
+                .min(piece.len);
+            match out.base[piece.at + i..piece.at + stop]
+                .iter()
+                .position(Insn::is_pseudo_call)
+            {
+                Some(skip) => i += skip,
+                None if stop == piece.len => break,
+                None => i = stop,
+            }
             let si = piece.start + i;
             let fi = piece.at + i;
             i += 1;
@@ -193,7 +206,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     Some(&at) => at,
                     None => {
                         let at = out.base.len();
-                        out.base.extend_from_slice(&tinsns[start..start + len]);
+                        tinsns.copy_to(start, len, &mut out.base);
                         placed.insert(start, at);
                         let new = Piece {
                             sec: text,
@@ -228,7 +241,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     out.relocs.push(Reloc {
                         insn_idx: fi,
                         kind: RelocKind::MapFd,
-                        symbol: code.maps[m].name.clone(),
+                        name: None,
                         target: m,
                         addend: 0,
                         flags: 0,
@@ -239,7 +252,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     out.relocs.push(Reloc {
                         insn_idx: fi,
                         kind: RelocKind::MapValue,
-                        symbol: code.maps[m].name.clone(),
+                        name: None,
                         target: m,
                         addend: (insn.imm as i64).saturating_add(off as i64),
                         flags: 0,
@@ -258,7 +271,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     out.relocs.push(Reloc {
                         insn_idx: fi,
                         kind,
-                        symbol: x.name.clone(),
+                        name: None,
                         target: e,
                         addend,
                         flags: 0,
@@ -268,7 +281,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     out.relocs.push(Reloc {
                         insn_idx: fi,
                         kind: RelocKind::Kfunc,
-                        symbol: code.externs[e].name.clone(),
+                        name: None,
                         target: e,
                         addend: 0,
                         flags: 0,
@@ -294,7 +307,7 @@ fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u
     out.relocs.push(Reloc {
         insn_idx: fi,
         kind,
-        symbol: CString::new(name.to_vec()).unwrap_or_default(),
+        name: Some(CString::new(name.to_vec()).unwrap_or_default()),
         target: at,
         addend: 0,
         flags: 0,
@@ -319,7 +332,7 @@ fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
             out.relocs.push(Reloc {
                 insn_idx: fi,
                 kind: RelocKind::Core,
-                symbol: s.text.clone(),
+                name: Some(s.text.clone()),
                 target: s.rec.kind as usize,
                 addend: 0,
                 flags: 0,
@@ -331,7 +344,7 @@ fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
 
 /// func_info and line_info of the layout's pieces, rebased to final
 /// instruction indices.
-fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout) {
+fn ext_records(code: &Code<'_>, ext: &BtfExt<'_>, pieces: &[Piece], out: &mut Layout) {
     debug_assert_eq!(FUNC_INFO_SIZE, 8);
     debug_assert_eq!(LINE_INFO_SIZE, 16);
     let mut funcs: Vec<u8> = Vec::new();
@@ -349,13 +362,13 @@ fn ext_records(code: &Code<'_>, ext: &BtfExt, pieces: &[Piece], out: &mut Layout
             }
         };
         if let Some(s) = ext.func_info.get(name) {
-            funcs.reserve(s.records().len() * FUNC_INFO_SIZE);
+            funcs.reserve(s.len() * FUNC_INFO_SIZE);
             for r in s.records() {
                 add(&mut funcs, r, FUNC_INFO_SIZE);
             }
         }
         if let Some(s) = ext.line_info.get(name) {
-            lines.reserve(s.records().len() * LINE_INFO_SIZE);
+            lines.reserve(s.len() * LINE_INFO_SIZE);
             for r in s.records() {
                 add(&mut lines, r, LINE_INFO_SIZE);
             }

@@ -196,7 +196,7 @@ impl Object {
                             "program `{owner}`, instruction {}: {what} (`{}`) needs the kernel's BTF: \
                              call ksym_bpf_object_resolve_btf first",
                             r.insn_idx,
-                            r.symbol.to_string_lossy()
+                            self.reloc_symbol(r).to_string_lossy()
                         ),
                     ));
                 }
@@ -253,7 +253,7 @@ impl Object {
                             "program `{owner}`, instruction {}: extern `{}` is not resolved: call \
                              ksym_bpf_object_resolve_ksyms first",
                             r.insn_idx,
-                            r.symbol.to_string_lossy()
+                            self.reloc_symbol(r).to_string_lossy()
                         ),
                     ));
                 }

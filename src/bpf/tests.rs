@@ -168,7 +168,7 @@ fn relocations_in_final_indices_shared_by_aliases() {
     // first call), then sum_cb (the callback), then global_double.
     let call = |name: &[u8]| {
         r0.iter()
-            .find(|r| r.symbol.to_bytes() == name)
+            .find(|r| o.reloc_symbol(r).to_bytes() == name)
             .unwrap()
             .target
     };
@@ -181,7 +181,7 @@ fn relocations_in_final_indices_shared_by_aliases() {
         .collect();
     assert!(mv
         .iter()
-        .all(|r| r.symbol.to_bytes() == b".data" && r.target == 1 && r.addend == 0));
+        .all(|r| o.reloc_symbol(r).to_bytes() == b".data" && r.target == 1 && r.addend == 0));
     assert_eq!(mv.len(), 2, "add_seed and global_double each load `seed`");
     // The second program gets its own copy of add_seed.
     let r3 = o.relocs(3).unwrap();
@@ -221,7 +221,7 @@ fn relocate_patches_every_kind_once_for_all_aliases() {
                 )
             }
             RelocKind::Ksym => {
-                let want: u64 = if r.symbol.to_bytes() == b"libksym_no_such_symbol" {
+                let want: u64 = if o.reloc_symbol(r).to_bytes() == b"libksym_no_such_symbol" {
                     0
                 } else {
                     0xffffffff81000000
@@ -231,7 +231,7 @@ fn relocate_patches_every_kind_once_for_all_aliases() {
                     (a.imm as u32 as u64) | ((b.imm as u32 as u64) << 32),
                     want,
                     "{:?}",
-                    r.symbol
+                    o.reloc_symbol(r)
                 );
             }
             RelocKind::Call => {
@@ -578,4 +578,72 @@ fn random_corruption_never_panics() {
 fn insn_helpers() {
     let i = Insn::from_bytes(&[insn::LD_IMM64, 0x21, 0, 0, 1, 0, 0, 0]);
     assert_eq!((i.src_reg(), i.regs & 0xf, i.imm), (2, 1, 1));
+}
+
+/// `Object::open` reads a `-g` object without its DWARF (nor the
+/// relocations of .BTF.ext), and the result is the same as from the whole
+/// file and from the same object stripped by llvm-strip (the committed
+/// aliases.bpf.o: `make bpf-objects` strips aliases.dwarf.bpf.o's twin).
+#[test]
+fn open_skips_dwarf_and_matches_the_stripped_object() {
+    use object::read::elf::{FileHeader, SectionHeader};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("c-tests/bpf")
+        .join("aliases.dwarf.bpf.o");
+    let whole = fixture("aliases.dwarf.bpf.o");
+    let read = super::file::read_object(&path).unwrap();
+    assert_eq!(read.len(), whole.len());
+    let en = object::LittleEndian;
+    let hdr = object::elf::FileHeader64::<object::LittleEndian>::parse(&*whole).unwrap();
+    let table = hdr.sections(en, &*whole).unwrap();
+    let (mut skipped, mut kept) = (0, 0);
+    for sh in table.iter() {
+        let name = table.section_name(en, sh).unwrap();
+        let Some((off, len)) = sh.file_range(en) else {
+            continue;
+        };
+        let (off, len) = (off as usize, len as usize);
+        let (w, r) = (&whole[off..off + len], &read[off..off + len]);
+        if super::file::unused(name) {
+            if w.iter().any(|&b| b != 0) {
+                assert!(
+                    r.iter().all(|&b| b == 0),
+                    "{} was read",
+                    String::from_utf8_lossy(name)
+                );
+                skipped += len;
+            }
+        } else {
+            assert_eq!(w, r, "{} differs", String::from_utf8_lossy(name));
+            kept += 1;
+        }
+    }
+    assert!(
+        skipped > whole.len() / 4,
+        "DWARF skipped: {skipped} of {} bytes",
+        whole.len()
+    );
+    assert!(kept >= 8);
+
+    let k = Kernel::new(KERNEL);
+    let mut objs = [
+        Object::open(&path).unwrap(),
+        Object::parse(&whole).unwrap(),
+        open("aliases.bpf.o"),
+    ];
+    for o in &mut objs {
+        ready(o, &k);
+    }
+    let [a, b, c] = &objs;
+    assert_eq!(a.programs().len(), 4);
+    for other in [b, c] {
+        assert_eq!(a.programs().len(), other.programs().len());
+        for p in 0..a.programs().len() {
+            assert_eq!(a.insns(p).unwrap(), other.insns(p).unwrap());
+            assert_eq!(a.relocs(p).unwrap(), other.relocs(p).unwrap());
+            assert_eq!(a.func_info(p).unwrap(), other.func_info(p).unwrap());
+            assert_eq!(a.line_info(p).unwrap(), other.line_info(p).unwrap());
+            assert!(!a.line_info(p).unwrap().is_empty());
+        }
+    }
 }

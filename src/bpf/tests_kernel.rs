@@ -162,7 +162,7 @@ fn check_core(in_module: bool) {
     let first = core[0];
     assert_eq!(first.insn_idx, 0);
     assert_eq!(
-        first.symbol.to_str().unwrap(),
+        o.reloc_symbol(first).to_str().unwrap(),
         "<byte_off> [8] struct task_like.tgid (0:1 @ offset 4)"
     );
     assert_eq!((first.addend, first.flags), (12, RELOC_RESOLVED));

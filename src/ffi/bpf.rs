@@ -676,7 +676,8 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
 ) -> c_int {
     int_call(|| {
         // SAFETY: `obj` as # Safety says.
-        let r = unsafe { obj_ref(obj) }?.reloc(prog, i)?;
+        let o = unsafe { obj_ref(obj) }?;
+        let r = o.reloc(prog, i)?;
         let kind = match r.kind {
             RelocKind::Ksym => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KSYM,
             RelocKind::MapFd => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_MAP_FD,
@@ -693,7 +694,7 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
             insn_idx: r.insn_idx,
             kind: kind as c_int,
             reserved: 0,
-            symbol: r.symbol.as_ptr(),
+            symbol: o.reloc_symbol(r).as_ptr(),
             target: r.target,
             addend: r.addend,
             flags: r.flags,
