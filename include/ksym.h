@@ -616,6 +616,63 @@ struct ksym_bpf_program_info {
 };
 
 /**
+ * A relocation of a program (output struct: set `sz`).
+ */
+struct ksym_bpf_reloc {
+    /**
+     * sizeof(struct ksym_bpf_reloc), set by the caller.
+     */
+    size_t sz;
+    /**
+     * Index in the program's final instruction array.
+     */
+    size_t insn_idx;
+    /**
+     * enum ksym_bpf_reloc_kind.
+     */
+    int kind;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved;
+    /**
+     * Extern, map, data section or subprogram name.
+     */
+    const char *symbol;
+    /**
+     * Map index (MAP_*), extern index (KSYM, KSYM_BTF, KFUNC, KCONFIG),
+     * final insn index of the callee (CALL, FUNC), or the CO-RE
+     * relocation kind (CORE).
+     */
+    size_t target;
+    /**
+     * MAP_VALUE: the offset in the data section (`insn[1].imm`); KCONFIG:
+     * the offset in the `.kconfig` map; after ksym_bpf_object_resolve_btf,
+     * CORE: the value written, KSYM_BTF and KFUNC: the kernel's BTF id.
+     */
+    int64_t addend;
+    /**
+     * KSYM_BPF_RELOC_RESOLVED, KSYM_BPF_RELOC_POISONED (0.2).
+     */
+    uint32_t flags;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved2;
+};
+
+/**
+ * One instruction, layout-compatible with `struct bpf_insn` from
+ * `<linux/bpf.h>` (dst_reg in the low nibble of `regs`, src_reg in the high).
+ */
+struct ksym_bpf_insn {
+    uint8_t code;
+    uint8_t regs;
+    int16_t off;
+    int32_t imm;
+};
+
+/**
  * A map (output struct: set `sz`).
  */
 struct ksym_bpf_map_info {
@@ -778,63 +835,6 @@ struct ksym_bpf_extern_info {
      * before resolution or when not found.
      */
     const char *module;
-};
-
-/**
- * A relocation of a program (output struct: set `sz`).
- */
-struct ksym_bpf_reloc {
-    /**
-     * sizeof(struct ksym_bpf_reloc), set by the caller.
-     */
-    size_t sz;
-    /**
-     * Index in the program's final instruction array.
-     */
-    size_t insn_idx;
-    /**
-     * enum ksym_bpf_reloc_kind.
-     */
-    int kind;
-    /**
-     * Reserved: written zero.
-     */
-    uint32_t reserved;
-    /**
-     * Extern, map, data section or subprogram name.
-     */
-    const char *symbol;
-    /**
-     * Map index (MAP_*), extern index (KSYM, KSYM_BTF, KFUNC, KCONFIG),
-     * final insn index of the callee (CALL, FUNC), or the CO-RE
-     * relocation kind (CORE).
-     */
-    size_t target;
-    /**
-     * MAP_VALUE: the offset in the data section (`insn[1].imm`); KCONFIG:
-     * the offset in the `.kconfig` map; after ksym_bpf_object_resolve_btf,
-     * CORE: the value written, KSYM_BTF and KFUNC: the kernel's BTF id.
-     */
-    int64_t addend;
-    /**
-     * KSYM_BPF_RELOC_RESOLVED, KSYM_BPF_RELOC_POISONED (0.2).
-     */
-    uint32_t flags;
-    /**
-     * Reserved: written zero.
-     */
-    uint32_t reserved2;
-};
-
-/**
- * One instruction, layout-compatible with `struct bpf_insn` from
- * `<linux/bpf.h>` (dst_reg in the low nibble of `regs`, src_reg in the high).
- */
-struct ksym_bpf_insn {
-    uint8_t code;
-    uint8_t regs;
-    int16_t off;
-    int32_t imm;
 };
 
 /**
@@ -1194,7 +1194,7 @@ int ksym_btf_stats(const struct ksym_btf *btf, struct ksym_btf_stats *out);
  * Opens a BPF ELF object file (64-bit little-endian EM_BPF relocatable).
  * NULL on failure: KSYM_ERR_FORMAT for malformed input (the message says
  * what and where), KSYM_ERR_UNSUPPORTED for what libksym does not handle
- * yet (kfunc calls, typed ksyms, .kconfig externs, legacy maps...).
+ * yet (legacy `maps` section definitions, maps of maps of maps...).
  *
  * # Safety
  * `path` is NULL or a NUL-terminated string.
@@ -1257,80 +1257,6 @@ int ksym_bpf_program_info(const struct ksym_bpf_object *obj,
  * `name` is NULL or a NUL-terminated string; `prog` is NULL or points to a writable `size_t`.
  */
 int ksym_bpf_object_find_program(const struct ksym_bpf_object *obj, const char *name, size_t *prog);
-
-/**
- * Number of maps: `.maps` variables, then data sections.
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- */
-size_t ksym_bpf_object_map_count(const struct ksym_bpf_object *obj);
-
-/**
- * Describes map `map` (set out->sz first).
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
- */
-int ksym_bpf_map_info(const struct ksym_bpf_object *obj, size_t map, struct ksym_bpf_map_info *out);
-
-/**
- * Describes initial slot `slot` of map `map` (set out->sz first); slots
- * are in key order.
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
- */
-int ksym_bpf_map_slot(const struct ksym_bpf_object *obj,
-                      size_t map,
-                      size_t slot,
-                      struct ksym_bpf_map_slot *out);
-
-/**
- * Finds a map by name.
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- * `name` is NULL or a NUL-terminated string; `map` is NULL or points to a writable `size_t`.
- */
-int ksym_bpf_object_find_map(const struct ksym_bpf_object *obj, const char *name, size_t *map);
-
-/**
- * Gives map `map` the fd of the kernel map created for it (used by
- * ksym_bpf_object_relocate; libksym does not own or close it).
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- */
-int ksym_bpf_object_set_map_fd(struct ksym_bpf_object *obj, size_t map, int fd);
-
-/**
- * Number of untyped `__ksym` externs.
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- */
-size_t ksym_bpf_object_extern_count(const struct ksym_bpf_object *obj);
-
-/**
- * Describes extern `ext` (set out->sz first).
- *
- * # Safety
- * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
- * not freed, used by no other thread during the call.
- * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
- */
-int ksym_bpf_extern_info(const struct ksym_bpf_object *obj,
-                         size_t ext,
-                         struct ksym_bpf_extern_info *out);
 
 /**
  * Resolves every untyped __ksym extern of the object in one pass. `cache`
@@ -1456,6 +1382,81 @@ const void *ksym_bpf_program_line_info(const struct ksym_bpf_object *obj,
  * `obj` is NULL or a live handle; `cnt` is NULL or writable.
  */
 const int *ksym_bpf_program_fd_array(const struct ksym_bpf_object *obj, size_t prog, size_t *cnt);
+
+/**
+ * Number of maps: `.maps` variables, then data sections.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ */
+size_t ksym_bpf_object_map_count(const struct ksym_bpf_object *obj);
+
+/**
+ * Describes map `map` (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_map_info(const struct ksym_bpf_object *obj, size_t map, struct ksym_bpf_map_info *out);
+
+/**
+ * Describes initial slot `slot` of map `map` (set out->sz first); slots
+ * are in key order.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_map_slot(const struct ksym_bpf_object *obj,
+                      size_t map,
+                      size_t slot,
+                      struct ksym_bpf_map_slot *out);
+
+/**
+ * Finds a map by name.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `name` is NULL or a NUL-terminated string; `map` is NULL or points to a writable `size_t`.
+ */
+int ksym_bpf_object_find_map(const struct ksym_bpf_object *obj, const char *name, size_t *map);
+
+/**
+ * Gives map `map` the fd of the kernel map created for it (used by
+ * ksym_bpf_object_relocate; libksym does not own or close it).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ */
+int ksym_bpf_object_set_map_fd(struct ksym_bpf_object *obj, size_t map, int fd);
+
+/**
+ * Number of externs: `__ksym` (untyped and typed), kfuncs and `.kconfig`
+ * (ksym_bpf_extern_info says which).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ */
+size_t ksym_bpf_object_extern_count(const struct ksym_bpf_object *obj);
+
+/**
+ * Describes extern `ext` (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_extern_info(const struct ksym_bpf_object *obj,
+                         size_t ext,
+                         struct ksym_bpf_extern_info *out);
 
 /**
  * Everything that needs the kernel's BTF, for every program and alias

@@ -32,6 +32,6 @@ fuzz_target!(|data: &[u8]| {
         for v in b.ids_of_kind(14).take(64) {
             let _ = b.map_def(v);
         }
-        let _ = ksym::bpf::btf::BtfExt::parse(data, &b);
+        let _ = ksym::bpf::btf_ext::BtfExt::parse(data, &b);
     }
 });

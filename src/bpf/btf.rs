@@ -1,11 +1,9 @@
-//! A small BTF reader and writer: enough to read BTF-defined maps and
-//! `.ksyms` externs, to make an object's BTF loadable (the fixups libbpf
-//! does), and to read `.BTF.ext` (func_info, line_info, CO-RE relocations).
+//! A small BTF reader and writer for an object's own BTF: enough to read
+//! BTF-defined maps (`map_def`) and `.ksyms` externs, to make it loadable
+//! (the fixups libbpf does), and to name `.BTF.ext`'s sections (`btf_ext`).
 //!
 //! Format: `Documentation/bpf/btf.rst`. Every offset and index is checked;
 //! malformed BTF is `KSYM_ERR_FORMAT`, never a panic.
-
-use crate::base::hash::KeyMap;
 
 use crate::error::{Error, Result};
 
@@ -90,11 +88,11 @@ pub struct Btf {
     flags: u8,
 }
 
-fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+pub(super) fn u32_at(b: &[u8], off: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(off..off + 4)?.try_into().ok()?))
 }
 
-fn bad(what: impl std::fmt::Display) -> Error {
+pub(super) fn bad(what: impl std::fmt::Display) -> Error {
     Error::format(format!("malformed .BTF: {what}"))
 }
 
@@ -425,293 +423,10 @@ impl Btf {
     }
 }
 
-/// One map definition read from a `.maps` variable, as libbpf reads it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MapDef {
-    pub map_type: u32,
-    pub key_size: u32,
-    pub value_size: u32,
-    pub max_entries: u32,
-    pub map_flags: u32,
-    /// `__type(key, T)`: T's id (0 with `__uint(key_size, N)`).
-    pub key_type_id: u32,
-    pub value_type_id: u32,
-    pub map_extra: u64,
-    pub numa_node: u32,
-    /// Maps of maps: the inner map's definition (`__array(values, ...)`).
-    pub inner: Option<Box<MapDef>>,
-    /// Maps of maps and program arrays: the byte offset of `values` in the
-    /// definition (where `.rel.maps` entries give initial slots).
-    pub values_offset: Option<u32>,
-}
-
-impl Btf {
-    /// `__uint(name, N)` is `int (*name)[N]`: N is the array's length.
-    fn uint_field(&self, member_ty: u32) -> Option<u32> {
-        let ptr = self.get(self.skip_mods(member_ty))?;
-        if ptr.kind() != KIND_PTR {
-            return None;
-        }
-        match self.get(self.skip_mods(ptr.size_type))?.extra {
-            Extra::Array { nelems, .. } => Some(nelems),
-            _ => None,
-        }
-    }
-
-    /// `__type(name, T)` is `typeof(T) *name`: T's id and size.
-    fn type_field(&self, member_ty: u32) -> Option<(u32, u32)> {
-        let ptr = self.get(self.skip_mods(member_ty))?;
-        if ptr.kind() != KIND_PTR {
-            return None;
-        }
-        let size = self
-            .size_of(ptr.size_type)
-            .and_then(|s| u32::try_from(s).ok())?;
-        Some((ptr.size_type, size))
-    }
-
-    /// The map defined by the `.maps` VAR `var_id`.
-    pub fn map_def(&self, var_id: u32) -> Result<MapDef> {
-        let var = self.get(var_id).ok_or_else(|| bad("map VAR missing"))?;
-        let name = String::from_utf8_lossy(self.name(var_id)).into_owned();
-        self.struct_map_def(var.size_type, &name, 0)
-    }
-
-    /// The map defined by struct type `ty` (a `.maps` VAR's, or an inner
-    /// map's), as libbpf's `parse_btf_map_def`.
-    fn struct_map_def(&self, ty: u32, name: &str, depth: u32) -> Result<MapDef> {
-        let sid = self.skip_mods(ty);
-        let st = self
-            .get(sid)
-            .filter(|t| t.kind() == KIND_STRUCT)
-            .ok_or_else(|| {
-                Error::format(format!("map `{name}`: its definition is not a struct"))
-            })?;
-        let Extra::Members(members) = &st.extra else {
-            return Err(bad("struct without members"));
-        };
-        let mut d = MapDef::default();
-        for m in members {
-            let field = String::from_utf8_lossy(self.str(m[0])).into_owned();
-            let uint = || {
-                self.uint_field(m[1]).ok_or_else(|| {
-                    Error::format(format!("map `{name}`: field `{field}` is not __uint(...)"))
-                })
-            };
-            let typed = || {
-                self.type_field(m[1]).ok_or_else(|| {
-                    Error::format(format!(
-                        "map `{name}`: cannot size the type of field `{field}`"
-                    ))
-                })
-            };
-            match field.as_str() {
-                "type" => d.map_type = uint()?,
-                "max_entries" => d.max_entries = uint()?,
-                "map_flags" => d.map_flags = uint()?,
-                "key_size" => d.key_size = uint()?,
-                "value_size" => d.value_size = uint()?,
-                "key" => (d.key_type_id, d.key_size) = typed()?,
-                "value" => (d.value_type_id, d.value_size) = typed()?,
-                "map_extra" => d.map_extra = uint()? as u64,
-                "numa_node" => d.numa_node = uint()?,
-                "pinning" => {
-                    uint()?;
-                }
-                "values" => {
-                    // `__array(values, struct inner)`: a zero-length array of
-                    // pointers to the inner map's definition (or to a
-                    // function prototype, for a program array).
-                    const PROG_ARRAY: u32 = 3;
-                    const ARRAY_OF_MAPS: u32 = 12;
-                    const HASH_OF_MAPS: u32 = 13;
-                    let fail = |why: &str| Error::format(format!("map `{name}`: `values`: {why}"));
-                    let of_maps = matches!(d.map_type, ARRAY_OF_MAPS | HASH_OF_MAPS);
-                    if !of_maps && d.map_type != PROG_ARRAY {
-                        return Err(fail("only maps of maps and program arrays have `values`"));
-                    }
-                    if d.value_size != 0 && d.value_size != 4 {
-                        return Err(fail("the value size must be 4"));
-                    }
-                    d.value_size = 4;
-                    let elem = match self.get(self.skip_mods(m[1])).map(|t| &t.extra) {
-                        Some(Extra::Array { ty, nelems: 0, .. }) => *ty,
-                        _ => return Err(fail("not a zero-length array")),
-                    };
-                    let target = match self.get(self.skip_mods(elem)) {
-                        Some(p) if p.kind() == KIND_PTR => self.skip_mods(p.size_type),
-                        _ => return Err(fail("not an array of pointers")),
-                    };
-                    d.values_offset = Some(m[2] / 8);
-                    if of_maps {
-                        if depth > 0 {
-                            return Err(fail("maps of maps of maps"));
-                        }
-                        let inner =
-                            self.struct_map_def(target, &format!("{name}.inner"), depth + 1)?;
-                        d.inner = Some(Box::new(inner));
-                    } else if self.get(target).map(|t| t.kind()) != Some(KIND_FUNC_PROTO) {
-                        return Err(fail(
-                            "a program array's values must point to a function prototype",
-                        ));
-                    }
-                }
-                other => {
-                    return Err(Error::unsupported(format!(
-                        "map `{name}`: unknown field `{other}`"
-                    )));
-                }
-            }
-        }
-        // Ring buffers: the kernel wants a power-of-2 number of pages;
-        // libbpf rounds the size up, and so does this (what map_info says
-        // is what to create).
-        const RINGBUF: u32 = 27;
-        const USER_RINGBUF: u32 = 31;
-        if matches!(d.map_type, RINGBUF | USER_RINGBUF) {
-            d.max_entries = ringbuf_size(d.max_entries, crate::base::sys::page_size());
-        }
-        Ok(d)
-    }
-}
-
-/// libbpf's `adjust_ringbuf_sz`: `sz` if it is a power-of-2 multiple of
-/// the page size, else the smallest such size above it (0 stays 0, and a
-/// size no such u32 exceeds stays as it is, for the kernel to refuse).
-fn ringbuf_size(sz: u32, page: u32) -> u32 {
-    if sz == 0 || (sz % page == 0 && (sz / page).is_power_of_two()) {
-        return sz;
-    }
-    let mut mul: u32 = 1;
-    while mul <= u32::MAX / page {
-        if mul * page > sz {
-            return mul * page;
-        }
-        mul <<= 1;
-    }
-    sz
-}
-
-/// The `.BTF.ext` records of one ELF section, where they lie in the file.
-#[derive(Clone, Debug, Default)]
-pub struct ExtSection<'a> {
-    pub record_size: usize,
-    /// The records, raw, one after the other (`record_size` bytes each;
-    /// the first word is a byte offset into the section's code), in one
-    /// slice per entry of the section (one, but for odd producers).
-    pub parts: Vec<&'a [u8]>,
-}
-
-impl ExtSection<'_> {
-    /// Each record, `record_size` bytes.
-    pub fn records(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        let size = self.record_size.max(1);
-        self.parts.iter().flat_map(move |p| p.chunks_exact(size))
-    }
-
-    /// The number of records.
-    pub fn len(&self) -> usize {
-        let size = self.record_size.max(1);
-        self.parts.iter().map(|p| p.len() / size).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// `.BTF.ext`: per ELF section name, func_info, line_info and CO-RE
-/// records, borrowed from the object's bytes.
-#[derive(Clone, Debug, Default)]
-pub struct BtfExt<'a> {
-    pub func_info: KeyMap<&'a [u8], ExtSection<'a>>,
-    pub line_info: KeyMap<&'a [u8], ExtSection<'a>>,
-    pub core_relo: KeyMap<&'a [u8], ExtSection<'a>>,
-}
-
-fn bad_ext(what: impl std::fmt::Display) -> Error {
-    Error::format(format!("malformed .BTF.ext: {what}"))
-}
-
-impl<'a> BtfExt<'a> {
-    pub fn parse(data: &'a [u8], btf: &'a Btf) -> Result<BtfExt<'a>> {
-        let magic = data.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
-        if magic != Some(MAGIC) {
-            return Err(bad_ext("bad magic"));
-        }
-        let f = |o: usize| u32_at(data, o).ok_or_else(|| bad_ext("truncated header"));
-        let hdr_len = f(4)? as usize;
-        if hdr_len < 24 {
-            return Err(bad_ext("header too short"));
-        }
-        let mut out = BtfExt::default();
-        let sub =
-            |off: u32, len: u32, min_rec: usize| -> Result<KeyMap<&'a [u8], ExtSection<'a>>> {
-                let mut map = KeyMap::default();
-                if len == 0 {
-                    return Ok(map);
-                }
-                let start = hdr_len
-                    .checked_add(off as usize)
-                    .ok_or_else(|| bad_ext("offset"))?;
-                let end = start
-                    .checked_add(len as usize)
-                    .ok_or_else(|| bad_ext("offset"))?;
-                let b = data
-                    .get(start..end)
-                    .ok_or_else(|| bad_ext("section out of bounds"))?;
-                let rec = u32_at(b, 0).ok_or_else(|| bad_ext("truncated"))? as usize;
-                if rec < min_rec || rec > 256 {
-                    return Err(bad_ext(format!("record size {rec}")));
-                }
-                let mut pos = 4;
-                while pos < b.len() {
-                    let name_off = u32_at(b, pos).ok_or_else(|| bad_ext("truncated"))?;
-                    let n = u32_at(b, pos + 4).ok_or_else(|| bad_ext("truncated"))? as usize;
-                    pos += 8;
-                    let need = n.checked_mul(rec).ok_or_else(|| bad_ext("overflow"))?;
-                    let recs = b
-                        .get(pos..pos + need)
-                        .ok_or_else(|| bad_ext("records out of bounds"))?;
-                    pos += need;
-                    let e: &mut ExtSection = map.entry(btf.str(name_off)).or_default();
-                    if !e.parts.is_empty() && e.record_size != rec {
-                        return Err(bad_ext("record sizes differ within a section"));
-                    }
-                    e.record_size = rec;
-                    e.parts.push(recs);
-                }
-                Ok(map)
-            };
-        out.func_info = sub(f(8)?, f(12)?, 8)?;
-        out.line_info = sub(f(16)?, f(20)?, 16)?;
-        if hdr_len >= 32 {
-            out.core_relo = sub(f(24)?, f(28)?, 16)?;
-        }
-        Ok(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// libbpf's adjust_ringbuf_sz, worked out by hand for 4 KiB pages.
-    #[test]
-    fn ring_buffers_round_up_to_a_power_of_two_pages() {
-        let p = 4096;
-        assert_eq!(ringbuf_size(0, p), 0);
-        assert_eq!(ringbuf_size(1, p), 4096);
-        assert_eq!(ringbuf_size(1000, p), 4096);
-        assert_eq!(ringbuf_size(4096, p), 4096);
-        assert_eq!(ringbuf_size(4097, p), 8192);
-        assert_eq!(ringbuf_size(3 * 4096, p), 16384);
-        assert_eq!(ringbuf_size(256 * 1024, p), 256 * 1024);
-        assert_eq!(ringbuf_size(1 << 31, p), 1 << 31);
-        // Above 2^31 no power-of-2 multiple fits in a u32: left to the kernel.
-        assert_eq!(ringbuf_size((1 << 31) + 1, p), (1 << 31) + 1);
-        assert_eq!(ringbuf_size(u32::MAX, p), u32::MAX);
-    }
+    use crate::bpf::map_def::MapDef;
 
     /// A hand-made BTF: int, `int (*)[5]`, a map struct, a VAR, a DATASEC.
     fn sample() -> Btf {

@@ -19,12 +19,15 @@
 
 mod attach;
 pub mod btf;
+pub mod btf_ext;
 pub mod core;
 mod elf;
 mod externs;
 mod file;
 pub mod insn;
 mod loadable;
+mod map_def;
+mod maps;
 mod reloc;
 mod relocate;
 pub mod section;

@@ -6,7 +6,7 @@
 use crate::base::hash::KeyMap;
 use std::ffi::CString;
 
-use super::btf::BtfExt;
+use super::btf_ext::BtfExt;
 use super::elf::{Sec, Sym};
 use super::externs::ExternKind;
 use super::insn::{self, Insn, Insns};

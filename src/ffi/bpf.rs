@@ -1,10 +1,12 @@
-//! `ksym_bpf_*`: BPF ELF objects.
+//! `ksym_bpf_*`: BPF ELF objects: opening, programs, relocation, final
+//! instructions and their BTF records (maps and externs: `bpf_maps`;
+//! attach targets: `bpf_attach`).
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
-use crate::bpf::{ExternKind, Object, RelocKind, SlotTarget};
+use crate::bpf::{Object, RelocKind};
 use crate::error::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
@@ -44,148 +46,6 @@ pub struct ksym_bpf_program_info {
     pub insn_off: usize,
     /// Instructions of the function itself (before subprograms are appended).
     pub insn_cnt: usize,
-}
-
-/// A map (output struct: set `sz`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct ksym_bpf_map_info {
-    /// sizeof(struct ksym_bpf_map_info), set by the caller.
-    pub sz: usize,
-    /// ".maps" variable name, or the data section name (".bss", ".data", ".rodata", ...).
-    pub name: *const c_char,
-    pub section: *const c_char,
-    pub r#type: u32,
-    pub key_size: u32,
-    pub value_size: u32,
-    pub max_entries: u32,
-    pub map_flags: u32,
-    /// Reserved: written zero.
-    pub reserved: u32,
-    /// Data sections: initial contents (NULL for .bss and `.maps` maps);
-    /// `.kconfig`: its values, after ksym_bpf_object_resolve_btf.
-    pub initial_value: *const c_void,
-    pub initial_value_size: usize,
-    /// BPF_MAP_CREATE's btf_key_type_id and btf_value_type_id (with the fd
-    /// of ksym_bpf_object_btf loaded): the `__type(key, ...)` and
-    /// `__type(value, ...)` types, a data section's DATASEC (0.2). Map
-    /// types that take no BTF (perf event arrays, sockmaps...) ignore
-    /// them, as libbpf does.
-    pub btf_key_type_id: u32,
-    pub btf_value_type_id: u32,
-    /// `__uint(map_extra, ...)` (bloom filters) and `__uint(numa_node, ...)` (0.2).
-    pub map_extra: u64,
-    pub numa_node: u32,
-    /// Reserved: written zero.
-    pub reserved2: u32,
-    /// Maps of maps (`__array(values, struct inner)`): the inner map's
-    /// type, key and value sizes, max entries and flags, for the template
-    /// map whose fd BPF_MAP_CREATE's inner_map_fd takes; all zero
-    /// otherwise (0.2).
-    pub inner_type: u32,
-    pub inner_key_size: u32,
-    pub inner_value_size: u32,
-    pub inner_max_entries: u32,
-    pub inner_map_flags: u32,
-    /// Reserved: written zero.
-    pub reserved3: u32,
-    /// Maps of maps and program arrays: the initial slots the object gives
-    /// (`.values = { [i] = &map }`); struct_ops maps (after
-    /// ksym_bpf_object_resolve_btf): their programs. For ksym_bpf_map_slot (0.2).
-    pub slot_count: usize,
-    /// struct_ops maps (`SEC(".struct_ops")` variables, type 26): after
-    /// ksym_bpf_object_resolve_btf, BPF_MAP_CREATE's
-    /// btf_vmlinux_value_type_id (the kernel's `struct
-    /// bpf_struct_ops_<name>`, whose size `value_size` then is; create the
-    /// map with the object's BTF fd and key/value type ids 0), 0 otherwise (0.2).
-    pub btf_vmlinux_value_type_id: u32,
-    /// Reserved: written zero.
-    pub reserved4: u32,
-    /// struct_ops maps, after ksym_bpf_object_resolve_btf: the value that
-    /// registers them (the object's data at the kernel's offsets), to be
-    /// written with BPF_MAP_UPDATE_ELEM at key 0 once the programs are
-    /// loaded and their fds put at the KSYM_BPF_SLOT_STRUCT_OPS slots, not
-    /// when the map is created (registering is attaching); with
-    /// `map_flags` BPF_F_LINK (`.struct_ops.link`), BPF_LINK_CREATE on the
-    /// map then attaches it. NULL otherwise (0.2).
-    pub struct_ops_value: *const c_void,
-    pub struct_ops_value_size: usize,
-}
-
-/// What an initial slot holds (`ksym_bpf_map_slot.kind`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ksym_bpf_slot_kind {
-    /// A map of the object (a map of maps): put its fd in the slot.
-    KSYM_BPF_SLOT_MAP = 1,
-    /// A program of the object (a program array): put its fd in the slot.
-    KSYM_BPF_SLOT_PROGRAM = 2,
-    /// A program of a struct_ops map (after ksym_bpf_object_resolve_btf):
-    /// its fd, as a 64-bit integer, goes at byte `index` of a copy of
-    /// `struct_ops_value`, which BPF_MAP_UPDATE_ELEM (key 0) then writes
-    /// to register the struct_ops (0.2).
-    KSYM_BPF_SLOT_STRUCT_OPS = 3,
-}
-
-/// An initial slot of a map of maps or a program array (output struct:
-/// set `sz`): after creating the maps (and, for programs, loading them),
-/// the loader writes `target`'s fd at key `index`, as libbpf does (0.2).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct ksym_bpf_map_slot {
-    /// sizeof(struct ksym_bpf_map_slot), set by the caller.
-    pub sz: usize,
-    /// The key (slot) to set.
-    pub index: u32,
-    pub kind: ksym_bpf_slot_kind,
-    /// A map index (KSYM_BPF_SLOT_MAP) or program index (KSYM_BPF_SLOT_PROGRAM).
-    pub target: usize,
-}
-
-/// What an extern is (`ksym_bpf_extern_info.kind`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ksym_bpf_extern_kind {
-    /// `extern const void x __ksym;`: its address, by ksym_bpf_object_resolve_ksyms.
-    KSYM_BPF_EXTERN_KSYM = 1,
-    /// A typed `__ksym` variable: its BTF id, by ksym_bpf_object_resolve_btf.
-    KSYM_BPF_EXTERN_KSYM_BTF = 2,
-    /// A kfunc (an extern function in `.ksyms`): its BTF id, by resolve_btf.
-    KSYM_BPF_EXTERN_KFUNC = 3,
-    /// A `.kconfig` variable: its value in the `.kconfig` map, by resolve_btf.
-    KSYM_BPF_EXTERN_KCONFIG = 4,
-}
-
-/// An extern of the object (output struct: set `sz`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct ksym_bpf_extern_info {
-    /// sizeof(struct ksym_bpf_extern_info), set by the caller.
-    pub sz: usize,
-    /// May be module-qualified ("ext4`ext4_file_open") via an asm label.
-    pub name: *const c_char,
-    pub weak: bool,
-    /// KSYM: found in kallsyms by ksym_bpf_object_resolve_ksyms; KSYM_BTF,
-    /// KFUNC: found in the kernel's BTF; KCONFIG: its value was set (both
-    /// by ksym_bpf_object_resolve_btf).
-    pub resolved: bool,
-    /// Reserved: written zero.
-    pub reserved: [u8; 6],
-    /// KSYM: after ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
-    pub addr: u64,
-    /// enum ksym_bpf_extern_kind (0.2).
-    pub kind: u32,
-    /// KSYM_BTF, KFUNC: the kernel's BTF id (0: not resolved).
-    pub btf_id: u32,
-    /// KSYM_BTF, KFUNC: 0 for vmlinux, the module's BTF fd, -1 when it has
-    /// none here (BTF read from files).
-    pub btf_obj_fd: c_int,
-    /// KCONFIG: the offset of its value in the `.kconfig` map; KFUNC: the
-    /// index of its module's fd in the program's fd array (0 for vmlinux).
-    pub offset: u32,
-    /// KSYM_BTF, KFUNC: "vmlinux" or the module it was found in; NULL
-    /// before resolution or when not found.
-    pub module: *const c_char,
 }
 
 /// What a relocation writes.
@@ -254,7 +114,7 @@ pub struct ksym_bpf_reloc {
     pub reserved2: u32,
 }
 
-fn boxed(obj: Object) -> *mut ksym_bpf_object {
+pub(super) fn boxed(obj: Object) -> *mut ksym_bpf_object {
     Box::into_raw(Box::new(ksym_bpf_object { obj }))
 }
 
@@ -263,7 +123,7 @@ fn boxed(obj: Object) -> *mut ksym_bpf_object {
 /// # Safety
 /// `o` is NULL or a live handle from `ksym_bpf_object_open*` that lives
 /// for `'a`.
-unsafe fn obj_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a Object> {
+pub(super) unsafe fn obj_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a Object> {
     non_null(o, "obj")?;
     // SAFETY: not NULL, so a live handle (# Safety).
     Ok(unsafe { &(*o).obj })
@@ -273,7 +133,7 @@ unsafe fn obj_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a Object> {
 ///
 /// # Safety
 /// As [`obj_ref`], and no other thread uses the object meanwhile.
-unsafe fn obj_mut<'a>(o: *mut ksym_bpf_object) -> Result<&'a mut Object> {
+pub(super) unsafe fn obj_mut<'a>(o: *mut ksym_bpf_object) -> Result<&'a mut Object> {
     non_null(o, "obj")?;
     // SAFETY: not NULL, so a live handle, used by this thread alone (# Safety).
     Ok(unsafe { &mut (*o).obj })
@@ -282,7 +142,7 @@ unsafe fn obj_mut<'a>(o: *mut ksym_bpf_object) -> Result<&'a mut Object> {
 /// Opens a BPF ELF object file (64-bit little-endian EM_BPF relocatable).
 /// NULL on failure: KSYM_ERR_FORMAT for malformed input (the message says
 /// what and where), KSYM_ERR_UNSUPPORTED for what libksym does not handle
-/// yet (kfunc calls, typed ksyms, .kconfig externs, legacy maps...).
+/// yet (legacy `maps` section definitions, maps of maps of maps...).
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string.
@@ -387,7 +247,7 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
 /// # Safety
 /// `obj` is NULL or a live object, `name` NULL or a C string, `out` NULL
 /// or writable.
-unsafe fn find_by_name(
+pub(super) unsafe fn find_by_name(
     obj: *const ksym_bpf_object,
     name: *const c_char,
     out: *mut usize,
@@ -420,200 +280,6 @@ pub unsafe extern "C" fn ksym_bpf_object_find_program(
 ) -> c_int {
     // SAFETY: `obj`, `name` and `out` as # Safety says.
     unsafe { find_by_name(obj, name, prog, "prog", Object::find_program) }
-}
-
-/// Number of maps: `.maps` variables, then data sections.
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_object_map_count(obj: *const ksym_bpf_object) -> usize {
-    value_call(0, || {
-        // SAFETY: `obj` as # Safety says.
-        Ok(unsafe { obj_ref(obj) }?.maps().len())
-    })
-}
-
-/// Describes map `map` (set out->sz first).
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_map_info(
-    obj: *const ksym_bpf_object,
-    map: usize,
-    out: *mut ksym_bpf_map_info,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj` as # Safety says.
-        let o = unsafe { obj_ref(obj) }?;
-        let m = o.map(map)?;
-        let inner = m.inner.unwrap_or_default();
-        let (iv, ivs) = match &m.initial_value {
-            Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
-            None => (std::ptr::null(), 0),
-        };
-        let (sov, sovs) = match m.struct_ops.as_ref().and_then(|s| s.value.as_ref()) {
-            Some(v) => (v.as_ptr().cast::<c_void>(), v.len()),
-            None => (std::ptr::null(), 0),
-        };
-        let info = ksym_bpf_map_info {
-            sz: std::mem::size_of::<ksym_bpf_map_info>(),
-            name: m.name.as_ptr(),
-            section: m.section.as_ptr(),
-            r#type: m.map_type,
-            key_size: m.key_size,
-            value_size: m.value_size,
-            max_entries: m.max_entries,
-            map_flags: m.map_flags,
-            reserved: 0,
-            initial_value: iv,
-            initial_value_size: ivs,
-            btf_key_type_id: m.btf_key_type_id,
-            btf_value_type_id: m.btf_value_type_id,
-            map_extra: m.map_extra,
-            numa_node: m.numa_node,
-            reserved2: 0,
-            inner_type: inner[0],
-            inner_key_size: inner[1],
-            inner_value_size: inner[2],
-            inner_max_entries: inner[3],
-            inner_map_flags: inner[4],
-            reserved3: 0,
-            slot_count: m.slots.len(),
-            btf_vmlinux_value_type_id: m.btf_vmlinux_value_type_id,
-            reserved4: 0,
-            struct_ops_value: sov,
-            struct_ops_value_size: sovs,
-        };
-        // SAFETY: `out` as # Safety says.
-        unsafe { write_out(out, info, "out") }?;
-        Ok(0)
-    })
-}
-
-/// Describes initial slot `slot` of map `map` (set out->sz first); slots
-/// are in key order.
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_map_slot(
-    obj: *const ksym_bpf_object,
-    map: usize,
-    slot: usize,
-    out: *mut ksym_bpf_map_slot,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj` as # Safety says.
-        let s = unsafe { obj_ref(obj) }?.slot(map, slot)?;
-        let (kind, target) = match s.target {
-            SlotTarget::Map(m) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_MAP, m),
-            SlotTarget::Program(p) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_PROGRAM, p),
-            SlotTarget::StructOps(p) => (ksym_bpf_slot_kind::KSYM_BPF_SLOT_STRUCT_OPS, p),
-        };
-        let info = ksym_bpf_map_slot {
-            sz: std::mem::size_of::<ksym_bpf_map_slot>(),
-            index: s.index,
-            kind,
-            target,
-        };
-        // SAFETY: `out` as # Safety says.
-        unsafe { write_out(out, info, "out") }?;
-        Ok(0)
-    })
-}
-
-/// Finds a map by name.
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-/// `name` is NULL or a NUL-terminated string; `map` is NULL or points to a writable `size_t`.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_object_find_map(
-    obj: *const ksym_bpf_object,
-    name: *const c_char,
-    map: *mut usize,
-) -> c_int {
-    // SAFETY: `obj`, `name` and `out` as # Safety says.
-    unsafe { find_by_name(obj, name, map, "map", Object::find_map) }
-}
-
-/// Gives map `map` the fd of the kernel map created for it (used by
-/// ksym_bpf_object_relocate; libksym does not own or close it).
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_object_set_map_fd(
-    obj: *mut ksym_bpf_object,
-    map: usize,
-    fd: c_int,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj` as # Safety says.
-        unsafe { obj_mut(obj) }?.set_map_fd(map, fd)?;
-        Ok(0)
-    })
-}
-
-/// Number of untyped `__ksym` externs.
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_object_extern_count(obj: *const ksym_bpf_object) -> usize {
-    value_call(0, || {
-        // SAFETY: `obj` as # Safety says.
-        Ok(unsafe { obj_ref(obj) }?.externs().len())
-    })
-}
-
-/// Describes extern `ext` (set out->sz first).
-///
-/// # Safety
-/// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
-/// not freed, used by no other thread during the call.
-/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_extern_info(
-    obj: *const ksym_bpf_object,
-    ext: usize,
-    out: *mut ksym_bpf_extern_info,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj` as # Safety says.
-        let o = unsafe { obj_ref(obj) }?;
-        let e = o.external(ext)?;
-        let info = ksym_bpf_extern_info {
-            sz: std::mem::size_of::<ksym_bpf_extern_info>(),
-            name: e.name.as_ptr(),
-            weak: e.weak,
-            resolved: e.resolved,
-            reserved: [0; 6],
-            addr: e.addr,
-            kind: e.kind as u32,
-            btf_id: e.btf_id,
-            btf_obj_fd: e.btf_obj_fd,
-            offset: match e.kind {
-                ExternKind::Kconfig => e.kcfg.map_or(0, |k| k.off),
-                ExternKind::Kfunc => e.fd_idx as u32,
-                _ => 0,
-            },
-            module: e.module.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
-        };
-        // SAFETY: `out` as # Safety says.
-        unsafe { write_out(out, info, "out") }?;
-        Ok(0)
-    })
 }
 
 /// Resolves every untyped __ksym extern of the object in one pass. `cache`
@@ -873,183 +539,5 @@ pub unsafe extern "C" fn ksym_bpf_program_fd_array(
             unsafe { *cnt = fds.len() };
         }
         Ok(fds.as_ptr())
-    })
-}
-
-/// ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
-pub const KSYM_ATTACH_SLEEPABLE: c_uint = 1;
-/// ksym_bpf_attach.flags: an XDP program that handles fragments
-/// (BPF_F_XDP_HAS_FRAGS; added to the contract).
-pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
-/// ksym_bpf_attach.flags: the section starts with `?` (`SEC("?tc")`):
-/// libbpf does not load the program unless asked (its autoload is off);
-/// the program type is the section's without the `?` (0.2).
-pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
-const _: () = assert!(
-    KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
-        && KSYM_ATTACH_XDP_FRAGS == crate::bpf::section::XDP_FRAGS
-        && KSYM_ATTACH_OPTIONAL == crate::bpf::section::OPTIONAL
-);
-
-/// Where a program or alias attaches (output struct: set `sz`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct ksym_bpf_attach {
-    /// sizeof(struct ksym_bpf_attach), set by the caller.
-    pub sz: usize,
-    /// enum bpf_prog_type (0: a section libbpf does not know).
-    pub prog_type: u32,
-    /// enum bpf_attach_type.
-    pub expected_attach_type: u32,
-    /// 0 when the type needs none (or before ksym_bpf_object_resolve_btf).
-    pub attach_btf_id: u32,
-    /// 0 for vmlinux; -1 when the module's BTF object has no fd (BTF from files).
-    pub attach_btf_obj_fd: c_int,
-    /// "vfs_read", "sched_switch", ...; NULL if none.
-    pub target: *const c_char,
-    /// Module of the target, "vmlinux" for the core (known after resolution
-    /// unless the section names one); NULL if none.
-    pub module: *const c_char,
-    /// Kernel address of a function target (after resolution); 0 if none.
-    pub addr: u64,
-    /// KSYM_ATTACH_*.
-    pub flags: u32,
-    /// Reserved: written zero.
-    pub reserved: u32,
-}
-
-/// Everything that needs the kernel's BTF, for every program and alias
-/// of the object, in one call: attach targets (BTF ids of fentry/fexit/
-/// fmod_ret/lsm/iter/tp_btf targets, with the module BTF fd; addresses of
-/// function targets from kallsyms); CO-RE relocations, as libbpf resolves
-/// them (candidates by essential name in vmlinux, else in the modules),
-/// each instruction once however many programs and aliases share it;
-/// typed ksyms and kfuncs (BTF ids checked against the local types, module
-/// BTF fds, the fd array); `.kconfig` externs (the `.kconfig` map's
-/// initial value: call this before creating that map). `btf` NULL: the
-/// running kernel's, opened inside the call (the object keeps what it
-/// needs of it). Every part is tried; the first failure is reported
-/// (KSYM_ERR_NOT_FOUND naming program, section and target, and where the
-/// name is if elsewhere; KSYM_ERR_FORMAT for CO-RE records that do not fit
-/// the object; KSYM_ERR_NOT_FOUND for a strong extern missing), and
-/// ksym_bpf_object_relocate reports a CO-RE or extern failure again.
-///
-/// # Safety
-/// `obj` is NULL or a live handle used by no other thread during the call;
-/// `btf` is NULL or a live `ksym_btf` handle.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_object_resolve_btf(
-    obj: *mut ksym_bpf_object,
-    btf: *mut super::btf::ksym_btf,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj` and `btf` as # Safety says.
-        let (o, k) = unsafe { (obj_mut(obj)?, super::btf::btf_or_running(btf)?) };
-        o.resolve_btf(&k)?;
-        Ok(0)
-    })
-}
-
-/// Where program `prog` attaches (it attaches nothing itself; set out->sz
-/// first). The section-only fields (prog_type, expected_attach_type,
-/// flags, the target the section names) work before
-/// ksym_bpf_object_resolve_btf; BTF ids, module and address after it. A
-/// section libbpf does not know gives prog_type 0 (and an error only when
-/// a target is asked for: set_attach_target, expand).
-///
-/// # Safety
-/// `obj` is NULL or a live handle; `out` is NULL or points to a writable
-/// struct of at least `out->sz` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_program_attach_info(
-    obj: *const ksym_bpf_object,
-    prog: usize,
-    out: *mut ksym_bpf_attach,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj` as # Safety says.
-        let a = unsafe { obj_ref(obj) }?.attach_info(prog)?;
-        let cstr = |c: Option<&std::ffi::CStr>| c.map_or(std::ptr::null(), |c| c.as_ptr());
-        let v = ksym_bpf_attach {
-            sz: std::mem::size_of::<ksym_bpf_attach>(),
-            prog_type: a.prog_type,
-            expected_attach_type: a.expected_attach_type,
-            attach_btf_id: a.attach_btf_id,
-            attach_btf_obj_fd: a.attach_btf_obj_fd,
-            target: cstr(a.target),
-            module: cstr(a.module),
-            addr: a.addr,
-            flags: a.flags,
-            reserved: 0,
-        };
-        // SAFETY: `out` as # Safety says.
-        unsafe { write_out(out, v, "out") }?;
-        Ok(0)
-    })
-}
-
-/// Sets the attach target of one program or alias: "func", "module`func"
-/// (or libbpf's "module:func"), or a tracepoint name for tp_btf/raw_tp,
-/// resolved now in `btf` (NULL: the running kernel's). An alias lives in
-/// its target's ELF section, so the section name cannot tell where an
-/// alias attaches: the loader says it here (libbpf:
-/// bpf_program__set_attach_target). KSYM_ERR_UNSUPPORTED for a program
-/// whose section has no kernel target; KSYM_ERR_NOT_FOUND for a target
-/// that is not there.
-///
-/// # Safety
-/// `obj` is NULL or a live handle used by no other thread during the call;
-/// `target` is NULL or a NUL-terminated string; `btf` is NULL or a live
-/// `ksym_btf` handle.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_program_set_attach_target(
-    obj: *mut ksym_bpf_object,
-    prog: usize,
-    target: *const c_char,
-    btf: *mut super::btf::ksym_btf,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj`, `target` and `btf` as # Safety says.
-        let (o, t) = unsafe { (obj_mut(obj)?, c_bytes(target, "target")?) };
-        o.program(prog)?;
-        // SAFETY: as above.
-        let k = unsafe { super::btf::btf_or_running(btf) }?;
-        o.set_attach_target(prog, t, &k)?;
-        Ok(0)
-    })
-}
-
-/// Adds an alias of `prog` for every attachable kernel function
-/// (tracepoint, for tp_btf/raw_tp; LSM hook, for lsm) matching `pattern`
-/// ("glob" or "modglob`glob"); returns how many (their indices follow the
-/// existing programs, in address order; by name for tracepoints), 0 when
-/// none match. A function is attachable when it is a text symbol of
-/// kallsyms with a BTF FUNC in vmlinux or its module (fentry/fexit/
-/// fmod_ret; kprobes need no BTF), listed by tracefs'
-/// available_filter_functions when it can be read, and not a compiler
-/// artifact (`__pfx_`, `.cold`, `.isra.0`, ...) unless the pattern names
-/// one exactly. Every alias is named "<prog>/<target>" (or
-/// "<prog>/<module>:<target>"), shares the program's single instruction
-/// copy and has its own attach target.
-///
-/// # Safety
-/// `obj` is NULL or a live handle used by no other thread during the call;
-/// `pattern` is NULL or a NUL-terminated string; `btf` is NULL or a live
-/// `ksym_btf` handle.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_bpf_program_expand(
-    obj: *mut ksym_bpf_object,
-    prog: usize,
-    pattern: *const c_char,
-    btf: *mut super::btf::ksym_btf,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `obj`, `pattern` and `btf` as # Safety says.
-        let (o, p) = unsafe { (obj_mut(obj)?, c_bytes(pattern, "pattern")?) };
-        o.program(prog)?;
-        // SAFETY: as above.
-        let k = unsafe { super::btf::btf_or_running(btf) }?;
-        let n = o.expand(prog, p, &k)?;
-        Ok(c_int::try_from(n).unwrap_or(c_int::MAX))
     })
 }

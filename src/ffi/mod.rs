@@ -28,6 +28,8 @@ pub mod table;
 pub mod resolve;
 pub mod btf;
 pub mod bpf;
+pub mod bpf_maps;
+pub mod bpf_attach;
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks;
 

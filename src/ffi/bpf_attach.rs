@@ -1,0 +1,185 @@
+//! `ksym_bpf_*` of attach targets: kernel BTF for an object, where each
+//! program and alias attaches, per-alias targets, expansion.
+
+use std::ffi::{c_char, c_int, c_uint};
+
+use super::bpf::{ksym_bpf_object, obj_mut, obj_ref};
+use super::{c_bytes, int_call, write_out};
+
+/// ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
+pub const KSYM_ATTACH_SLEEPABLE: c_uint = 1;
+/// ksym_bpf_attach.flags: an XDP program that handles fragments
+/// (BPF_F_XDP_HAS_FRAGS; added to the contract).
+pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
+/// ksym_bpf_attach.flags: the section starts with `?` (`SEC("?tc")`):
+/// libbpf does not load the program unless asked (its autoload is off);
+/// the program type is the section's without the `?` (0.2).
+pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
+const _: () = assert!(
+    KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
+        && KSYM_ATTACH_XDP_FRAGS == crate::bpf::section::XDP_FRAGS
+        && KSYM_ATTACH_OPTIONAL == crate::bpf::section::OPTIONAL
+);
+
+/// Where a program or alias attaches (output struct: set `sz`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ksym_bpf_attach {
+    /// sizeof(struct ksym_bpf_attach), set by the caller.
+    pub sz: usize,
+    /// enum bpf_prog_type (0: a section libbpf does not know).
+    pub prog_type: u32,
+    /// enum bpf_attach_type.
+    pub expected_attach_type: u32,
+    /// 0 when the type needs none (or before ksym_bpf_object_resolve_btf).
+    pub attach_btf_id: u32,
+    /// 0 for vmlinux; -1 when the module's BTF object has no fd (BTF from files).
+    pub attach_btf_obj_fd: c_int,
+    /// "vfs_read", "sched_switch", ...; NULL if none.
+    pub target: *const c_char,
+    /// Module of the target, "vmlinux" for the core (known after resolution
+    /// unless the section names one); NULL if none.
+    pub module: *const c_char,
+    /// Kernel address of a function target (after resolution); 0 if none.
+    pub addr: u64,
+    /// KSYM_ATTACH_*.
+    pub flags: u32,
+    /// Reserved: written zero.
+    pub reserved: u32,
+}
+
+/// Everything that needs the kernel's BTF, for every program and alias
+/// of the object, in one call: attach targets (BTF ids of fentry/fexit/
+/// fmod_ret/lsm/iter/tp_btf targets, with the module BTF fd; addresses of
+/// function targets from kallsyms); CO-RE relocations, as libbpf resolves
+/// them (candidates by essential name in vmlinux, else in the modules),
+/// each instruction once however many programs and aliases share it;
+/// typed ksyms and kfuncs (BTF ids checked against the local types, module
+/// BTF fds, the fd array); `.kconfig` externs (the `.kconfig` map's
+/// initial value: call this before creating that map). `btf` NULL: the
+/// running kernel's, opened inside the call (the object keeps what it
+/// needs of it). Every part is tried; the first failure is reported
+/// (KSYM_ERR_NOT_FOUND naming program, section and target, and where the
+/// name is if elsewhere; KSYM_ERR_FORMAT for CO-RE records that do not fit
+/// the object; KSYM_ERR_NOT_FOUND for a strong extern missing), and
+/// ksym_bpf_object_relocate reports a CO-RE or extern failure again.
+///
+/// # Safety
+/// `obj` is NULL or a live handle used by no other thread during the call;
+/// `btf` is NULL or a live `ksym_btf` handle.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_object_resolve_btf(
+    obj: *mut ksym_bpf_object,
+    btf: *mut super::btf::ksym_btf,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `obj` and `btf` as # Safety says.
+        let (o, k) = unsafe { (obj_mut(obj)?, super::btf::btf_or_running(btf)?) };
+        o.resolve_btf(&k)?;
+        Ok(0)
+    })
+}
+
+/// Where program `prog` attaches (it attaches nothing itself; set out->sz
+/// first). The section-only fields (prog_type, expected_attach_type,
+/// flags, the target the section names) work before
+/// ksym_bpf_object_resolve_btf; BTF ids, module and address after it. A
+/// section libbpf does not know gives prog_type 0 (and an error only when
+/// a target is asked for: set_attach_target, expand).
+///
+/// # Safety
+/// `obj` is NULL or a live handle; `out` is NULL or points to a writable
+/// struct of at least `out->sz` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_attach_info(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+    out: *mut ksym_bpf_attach,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `obj` as # Safety says.
+        let a = unsafe { obj_ref(obj) }?.attach_info(prog)?;
+        let cstr = |c: Option<&std::ffi::CStr>| c.map_or(std::ptr::null(), |c| c.as_ptr());
+        let v = ksym_bpf_attach {
+            sz: std::mem::size_of::<ksym_bpf_attach>(),
+            prog_type: a.prog_type,
+            expected_attach_type: a.expected_attach_type,
+            attach_btf_id: a.attach_btf_id,
+            attach_btf_obj_fd: a.attach_btf_obj_fd,
+            target: cstr(a.target),
+            module: cstr(a.module),
+            addr: a.addr,
+            flags: a.flags,
+            reserved: 0,
+        };
+        // SAFETY: `out` as # Safety says.
+        unsafe { write_out(out, v, "out") }?;
+        Ok(0)
+    })
+}
+
+/// Sets the attach target of one program or alias: "func", "module`func"
+/// (or libbpf's "module:func"), or a tracepoint name for tp_btf/raw_tp,
+/// resolved now in `btf` (NULL: the running kernel's). An alias lives in
+/// its target's ELF section, so the section name cannot tell where an
+/// alias attaches: the loader says it here (libbpf:
+/// bpf_program__set_attach_target). KSYM_ERR_UNSUPPORTED for a program
+/// whose section has no kernel target; KSYM_ERR_NOT_FOUND for a target
+/// that is not there.
+///
+/// # Safety
+/// `obj` is NULL or a live handle used by no other thread during the call;
+/// `target` is NULL or a NUL-terminated string; `btf` is NULL or a live
+/// `ksym_btf` handle.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_set_attach_target(
+    obj: *mut ksym_bpf_object,
+    prog: usize,
+    target: *const c_char,
+    btf: *mut super::btf::ksym_btf,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `obj`, `target` and `btf` as # Safety says.
+        let (o, t) = unsafe { (obj_mut(obj)?, c_bytes(target, "target")?) };
+        o.program(prog)?;
+        // SAFETY: as above.
+        let k = unsafe { super::btf::btf_or_running(btf) }?;
+        o.set_attach_target(prog, t, &k)?;
+        Ok(0)
+    })
+}
+
+/// Adds an alias of `prog` for every attachable kernel function
+/// (tracepoint, for tp_btf/raw_tp; LSM hook, for lsm) matching `pattern`
+/// ("glob" or "modglob`glob"); returns how many (their indices follow the
+/// existing programs, in address order; by name for tracepoints), 0 when
+/// none match. A function is attachable when it is a text symbol of
+/// kallsyms with a BTF FUNC in vmlinux or its module (fentry/fexit/
+/// fmod_ret; kprobes need no BTF), listed by tracefs'
+/// available_filter_functions when it can be read, and not a compiler
+/// artifact (`__pfx_`, `.cold`, `.isra.0`, ...) unless the pattern names
+/// one exactly. Every alias is named "<prog>/<target>" (or
+/// "<prog>/<module>:<target>"), shares the program's single instruction
+/// copy and has its own attach target.
+///
+/// # Safety
+/// `obj` is NULL or a live handle used by no other thread during the call;
+/// `pattern` is NULL or a NUL-terminated string; `btf` is NULL or a live
+/// `ksym_btf` handle.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_expand(
+    obj: *mut ksym_bpf_object,
+    prog: usize,
+    pattern: *const c_char,
+    btf: *mut super::btf::ksym_btf,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `obj`, `pattern` and `btf` as # Safety says.
+        let (o, p) = unsafe { (obj_mut(obj)?, c_bytes(pattern, "pattern")?) };
+        o.program(prog)?;
+        // SAFETY: as above.
+        let k = unsafe { super::btf::btf_or_running(btf) }?;
+        let n = o.expand(prog, p, &k)?;
+        Ok(c_int::try_from(n).unwrap_or(c_int::MAX))
+    })
+}
