@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::base::hash::{hash, NameIndex};
+use crate::base::hash::{hash, hash_cstr, NameIndex};
 use crate::error::Result;
 use crate::formats::btf::Btf;
 
@@ -24,9 +24,7 @@ pub struct Indexed {
 /// before the last `X___Y` separator where neither X nor Y is `_`).
 pub fn essential_len(name: &[u8]) -> usize {
     let n = name.len();
-    // Most names have no `___` at all: one look at each `_` says so.
-    let has_sep = name.windows(3).any(|w| w == b"___");
-    if n >= 5 && has_sep {
+    if n >= 5 && memchr::memmem::find(name, b"___").is_some() {
         for i in (0..=n - 5).rev() {
             let s = &name[i..];
             if s[0] != b'_' && &s[1..4] == b"___" && s[4] != b'_' {
@@ -37,25 +35,78 @@ pub fn essential_len(name: &[u8]) -> usize {
     n
 }
 
-impl Indexed {
-    pub fn new(btf: Arc<Btf>) -> Result<Indexed> {
-        let mut ids = Vec::new();
-        let mut hashes = Vec::new();
-        let mut name_offs = Vec::new();
-        let mut flavored = Vec::new();
-        for (id, name_off) in btf.own_names() {
+/// The named types of part of a blob: their ids, name hashes and name
+/// offsets, and (essential hash, id) of the flavored ones.
+#[derive(Default)]
+struct Names {
+    ids: Vec<u32>,
+    hashes: Vec<u64>,
+    name_offs: Vec<u32>,
+    flavored: Vec<(u64, u32)>,
+}
+
+impl Names {
+    fn scan(btf: &Btf, range: std::ops::Range<usize>) -> Names {
+        let mut out = Names::default();
+        let cap = range.len();
+        out.ids.reserve(cap);
+        out.hashes.reserve(cap);
+        out.name_offs.reserve(cap);
+        for (id, name_off) in btf.own_names_in(range) {
             if name_off == 0 {
                 continue;
             }
-            let name = btf.str(name_off);
-            ids.push(id);
-            name_offs.push(name_off);
-            hashes.push(hash(name));
-            let e = essential_len(name);
-            if e < name.len() {
-                flavored.push((hash(&name[..e]), id));
+            let rest = btf.str_from(name_off);
+            let (len, h, run3) = hash_cstr(rest);
+            out.ids.push(id);
+            out.name_offs.push(name_off);
+            out.hashes.push(h);
+            if run3 {
+                let name = &rest[..len];
+                let e = essential_len(name);
+                if e < name.len() {
+                    out.flavored.push((hash(&name[..e]), id));
+                }
             }
         }
+        out
+    }
+
+    fn append(&mut self, other: Names) {
+        self.ids.extend(other.ids);
+        self.hashes.extend(other.hashes);
+        self.name_offs.extend(other.name_offs);
+        self.flavored.extend(other.flavored);
+    }
+}
+
+/// Below this many types one thread names them all (vmlinux: ~140k).
+const SPLIT_TYPES: usize = 32 * 1024;
+
+impl Indexed {
+    pub fn new(btf: Arc<Btf>) -> Result<Indexed> {
+        // vmlinux's names are hashed on two threads (half the types each),
+        // as the index is then filled.
+        let n = btf.own_len();
+        let Names {
+            ids,
+            hashes,
+            name_offs,
+            mut flavored,
+        } = if n < SPLIT_TYPES {
+            Names::scan(&btf, 0..n)
+        } else {
+            let b: &Btf = &btf;
+            std::thread::scope(|s| {
+                let hi = s.spawn(|| Names::scan(b, n / 2..n));
+                let mut lo = Names::scan(b, 0..n / 2);
+                match hi.join() {
+                    Ok(hi) => lo.append(hi),
+                    Err(_) => lo.append(Names::scan(b, n / 2..n)),
+                }
+                lo
+            })
+        };
         flavored.sort_unstable();
         let index = NameIndex::build(&hashes, |i| name_offs[i])
             .map_err(|e| e.context("indexing BTF names"))?;

@@ -204,7 +204,7 @@ impl KernelBtf {
             .vmlinux_btf_path
             .clone()
             .unwrap_or_else(|| Path::new(SYS_BTF).join("vmlinux"));
-        let data = raw::read_file(&vmlinux_path).map_err(|e| {
+        let data = raw::read_vmlinux(&vmlinux_path).map_err(|e| {
             if e.code() == NOT_FOUND && opts.vmlinux_btf_path.is_none() {
                 Error::not_found(format!(
                     "{}: the running kernel has no BTF (built without CONFIG_DEBUG_INFO_BTF?); \

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use crate::base::mapped::{Mapping, Store};
 use crate::error::{Error, Result};
 
 pub const MAGIC: u16 = 0xeb9f;
@@ -98,7 +99,8 @@ fn word(b: &[u8], at: usize) -> u32 {
 
 /// A BTF blob and the index of its types.
 pub struct Btf {
-    data: Vec<u8>,
+    /// Owned, or the kernel's own BTF mapped in place ([`read_vmlinux`]).
+    data: Store<u8>,
     /// Where the type and string sections are in `data`.
     types: std::ops::Range<usize>,
     strings: std::ops::Range<usize>,
@@ -266,16 +268,16 @@ fn bad(what: impl std::fmt::Display) -> Error {
 
 impl Btf {
     /// Parses base BTF (vmlinux's, or an object's `.BTF`).
-    pub fn parse(data: Vec<u8>) -> Result<Btf> {
-        Self::parse_with(data, None)
+    pub fn parse(data: impl Into<Store<u8>>) -> Result<Btf> {
+        Self::parse_with(data.into(), None)
     }
 
     /// Parses split BTF (a module's) on top of `base`.
-    pub fn parse_split(data: Vec<u8>, base: Arc<Btf>) -> Result<Btf> {
-        Self::parse_with(data, Some(base))
+    pub fn parse_split(data: impl Into<Store<u8>>, base: Arc<Btf>) -> Result<Btf> {
+        Self::parse_with(data.into(), Some(base))
     }
 
-    fn parse_with(data: Vec<u8>, base: Option<Arc<Btf>>) -> Result<Btf> {
+    fn parse_with(data: Store<u8>, base: Option<Arc<Btf>>) -> Result<Btf> {
         if data.len() < 24 {
             return Err(bad(format!(
                 "{} bytes: shorter than the header",
@@ -524,8 +526,22 @@ impl Btf {
 
     /// (id, name offset) of this blob's own types, in id order.
     pub fn own_names(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let first = self.first_id;
-        self.offsets
+        self.own_names_in(0..self.offsets.len())
+    }
+
+    /// The number of the blob's own types.
+    pub fn own_len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// [`Btf::own_names`] of the own types `range` (0-based: the first
+    /// own type is 0), for splitting the work.
+    pub fn own_names_in(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let first = self.first_id + range.start as u32;
+        self.offsets[range]
             .iter()
             .enumerate()
             .map(move |(i, &at)| (first + i as u32, word(&self.data, at as usize)))
@@ -541,6 +557,17 @@ impl Btf {
             return self.base.as_ref()?.ty(id);
         }
         Some(self.own(id))
+    }
+
+    /// The string section from `off` to its end (the base's, for an
+    /// offset in the base; empty when out of range): the string at `off`
+    /// and what follows it, for scanners that find the NUL themselves.
+    pub fn str_from(&self, off: u32) -> &[u8] {
+        if off < self.first_str {
+            return self.base.as_ref().map_or(&b""[..], |b| b.str_from(off));
+        }
+        let s = &self.data[self.strings.clone()];
+        s.get((off - self.first_str) as usize..).unwrap_or(b"")
     }
 
     /// The string at `off` (empty when out of range).
@@ -687,6 +714,36 @@ pub fn elf_section(data: &[u8], name: &str) -> Result<Option<Vec<u8>>> {
             .map(|d| Some(d.to_vec()))
             .map_err(|e| Error::format(format!("ELF section {name}: {e}"))),
     }
+}
+
+/// The running kernel's own BTF (`/sys/kernel/btf/vmlinux`), which it
+/// lets a process map since Linux 6.16: mapped in place (no copy, no page
+/// to fault in on write). Anything else, or a kernel that refuses the
+/// mapping, is read as [`read_file`] reads it. Only that file is mapped: it
+/// is the kernel's memory and cannot shrink under the mapping, as a
+/// regular file could (a read past its end would then be a SIGBUS).
+pub fn read_vmlinux(path: &std::path::Path) -> Result<Store<u8>> {
+    if path == std::path::Path::new("/sys/kernel/btf/vmlinux") {
+        if let Some(map) = map_raw(path) {
+            let len = map.bytes().len();
+            if let Some(s) = Store::mapped(&Arc::new(map), 0, len) {
+                return Ok(s);
+            }
+        }
+    }
+    read_file(path).map(Store::from)
+}
+
+/// `path` mapped whole, if it can be and starts with the BTF magic.
+fn map_raw(path: &std::path::Path) -> Option<Mapping> {
+    let file = std::fs::File::open(path).ok()?;
+    let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    if !(24..=crate::base::read::limits::ELF).contains(&len) {
+        return None;
+    }
+    let map = Mapping::new(&file, len).ok()?;
+    let b = map.bytes();
+    (u16::from_le_bytes([b[0], b[1]]) == MAGIC).then_some(map)
 }
 
 /// BTF from a file: raw BTF (starts with the magic) or an ELF with a
