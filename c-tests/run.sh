@@ -26,6 +26,12 @@ run() {
     shift
     if "$@" > "$OUT/$name.log" 2>&1; then
         echo "ok   $name ($(tail -n 1 "$OUT/$name.log"))"
+        # No skip is silent: its reason, once (the plain run says it; the
+        # valgrind, ASan and static runs skip the same).
+        case $name in
+            *.*) ;;
+            *) grep '^SKIP' "$OUT/$name.log" | sed 's/^/     /' || true ;;
+        esac
     else
         echo "FAIL $name" >&2
         cat "$OUT/$name.log" >&2

@@ -35,8 +35,7 @@
 //!      would cost what the whole open may), bounds-checked where used
 //! ```
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -45,6 +44,7 @@ use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
 use crate::base::hash::{hash, NameIndex};
 use crate::base::mapped::{Mapping, Store};
+use crate::base::private::{self, Dir, Opened, Temp};
 use crate::base::read::{limits, read_file};
 use crate::formats::kallsyms::Format;
 use crate::rules::modules::ModuleSet;
@@ -67,8 +67,7 @@ pub(super) struct Plan {
 /// A snapshot being written: its temporary file, and how much of the text
 /// was written while the source was read.
 pub(super) struct Writer {
-    file: File,
-    tmp: PathBuf,
+    temp: Temp,
     streamed: AtomicUsize,
     failed: AtomicBool,
 }
@@ -82,7 +81,11 @@ impl Writer {
             self.failed.store(true, Ordering::Relaxed);
             return;
         }
-        match self.file.write_all_at(piece, text_pos(base) + off as u64) {
+        match self
+            .temp
+            .file
+            .write_all_at(piece, text_pos(base) + off as u64)
+        {
             Ok(()) => {
                 self.streamed.fetch_add(piece.len(), Ordering::Relaxed);
             }
@@ -173,23 +176,7 @@ fn push_str(out: &mut Vec<u8>, s: &[u8]) {
 /// Is this process one that may use snapshots: effective uid 0, and
 /// /proc/kallsyms shows it real addresses?
 fn privileged() -> bool {
-    if crate::base::sys::euid() != 0 {
-        return false;
-    }
-    let Ok(mut f) = File::open("/proc/kallsyms") else {
-        return false;
-    };
-    let mut first = [0u8; 256];
-    let n = std::io::Read::read(&mut f, &mut first).unwrap_or(0);
-    let line = &first[..n];
-    let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
-    hex > 0 && line[..hex].iter().any(|&c| c != b'0')
-}
-
-/// A directory or file is ours: owned by `uid`, no group or other
-/// permission, not a symlink.
-fn owned_private(m: &std::fs::Metadata, uid: u32) -> bool {
-    m.uid() == uid && m.mode() & 0o077 == 0 && !m.file_type().is_symlink()
+    crate::base::sys::euid() == 0 && private::reads_real_addresses()
 }
 
 impl Plan {
@@ -255,38 +242,8 @@ impl Plan {
 
     /// The table of a valid snapshot, if there is one.
     pub(super) fn load(&self, opts: &Options) -> Result<(Table, usize), String> {
-        let uid = crate::base::sys::euid();
-        let none_yet = |e: std::io::Error, p: &Path| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                "none yet".to_string()
-            } else {
-                format!("{}: {e}", p.display())
-            }
-        };
-        let dm = std::fs::symlink_metadata(&self.dir).map_err(|e| none_yet(e, &self.dir))?;
-        if !dm.is_dir() || !owned_private(&dm, uid) {
-            return Err(format!(
-                "{}: not a private directory of uid {uid}: not trusted",
-                self.dir.display()
-            ));
-        }
-        let f = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&self.path)
-            .map_err(|e| none_yet(e, &self.path))?;
-        let m = f.metadata().map_err(|e| e.to_string())?;
-        if !m.is_file() || !owned_private(&m, uid) {
-            return Err(format!(
-                "{}: not a private file of uid {uid}: not trusted",
-                self.path.display()
-            ));
-        }
-        let len = m.len() as usize;
-        if len < HEADER {
-            return Err(format!("{}: truncated", self.path.display()));
-        }
-        let map = Arc::new(Mapping::new(&f, len).map_err(|e| e.to_string())?);
+        let dir = Dir::trusted(&self.dir)?;
+        let Opened { map, len } = dir.open(&self.path, HEADER)?;
         let t = from_mapping(&map, &self.key, opts).ok_or_else(|| {
             format!(
                 "{}: stale, foreign or damaged: not used",
@@ -300,43 +257,9 @@ impl Plan {
     /// and a temporary file in it, which the text is streamed into while
     /// the source is read ([`Writer::sink`]).
     pub(super) fn begin(&self) -> Result<Writer, String> {
-        let uid = crate::base::sys::euid();
-        match std::fs::symlink_metadata(&self.dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                use std::os::unix::fs::DirBuilderExt;
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(&self.dir)
-                    .map_err(|e| format!("{}: {e}", self.dir.display()))?;
-            }
-            Err(e) => return Err(format!("{}: {e}", self.dir.display())),
-            Ok(_) => {}
-        }
-        let dm = std::fs::symlink_metadata(&self.dir).map_err(|e| e.to_string())?;
-        if !dm.is_dir() || !owned_private(&dm, uid) {
-            return Err(format!(
-                "{}: not a private directory of uid {uid}: not written",
-                self.dir.display()
-            ));
-        }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let tmp = self.dir.join(format!(
-            ".table-{}-{:x}.tmp",
-            std::process::id(),
-            hash(&le(nanos))
-        ));
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let temp = Dir::make(&self.dir)?.temp("table")?;
         Ok(Writer {
-            file,
-            tmp,
+            temp,
             streamed: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
         })
@@ -346,22 +269,24 @@ impl Plan {
     /// modules changed while it was read (then the snapshot could claim
     /// symbols it lacks). Returns its size.
     pub(super) fn finish(&self, w: Writer, t: &Table) -> Result<usize, String> {
-        let done = if modules_key(&self.modules_path) != self.modules {
-            Err("not written: modules changed while the table was read".to_string())
-        } else {
-            write_to(&w, t, &self.key)
-                .and_then(|n| std::fs::rename(&w.tmp, &self.path).map(|_| n))
-                .map_err(|e| format!("{}: {e}", self.path.display()))
-        };
-        if done.is_err() {
-            let _ = std::fs::remove_file(&w.tmp);
+        if modules_key(&self.modules_path) != self.modules {
+            w.temp.discard();
+            return Err("not written: modules changed while the table was read".to_string());
         }
-        done
+        let dir = Dir::trusted(&self.dir)?;
+        match write_to(&w, t, &self.key) {
+            Ok(n) => dir.commit(w.temp, &self.path).map(|_| n),
+            Err(e) => {
+                w.temp.discard();
+                Err(e)
+            }
+        }
+        .map_err(|e| format!("{}: {e}", self.path.display()))
     }
 
     /// Gives up a snapshot begun (the read failed).
     pub(super) fn abandon(&self, w: Writer) {
-        let _ = std::fs::remove_file(&w.tmp);
+        w.temp.discard();
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -499,7 +424,7 @@ fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
     }
     let sum = checksum(&h, &chk);
     h[24..32].copy_from_slice(&le(sum));
-    let f = &w.file;
+    let f = &w.temp.file;
     let streamed =
         !w.failed.load(Ordering::Relaxed) && w.streamed.load(Ordering::Relaxed) == text.len();
     if !streamed {

@@ -1,0 +1,176 @@
+//! Private files: what libksym keeps between processes (the table and
+//! BTF snapshots) lives in a directory that one user alone can read and
+//! write, in files that user alone owns. The rules, in one place:
+//!
+//! - the directory must be a directory (not a symlink) owned by the
+//!   process's effective uid, with no group or other permission; it is
+//!   made 0700 when missing;
+//! - a file must be a regular file owned by that uid, with no group or
+//!   other permission, opened with `O_NOFOLLOW`;
+//! - a file is written under a temporary name in the directory (mode 0600,
+//!   `O_CREAT | O_EXCL`) and renamed into place, so a reader sees a whole
+//!   file or none.
+//!
+//! Anything else is not trusted: the caller reads its sources as if there
+//! were no file, and replaces it where the directory is trusted.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::hash::hash;
+use super::mapped::Mapping;
+
+/// A directory or file is ours: owned by `uid`, no group or other
+/// permission, not a symlink.
+pub fn owned_private(m: &Metadata, uid: u32) -> bool {
+    m.uid() == uid && m.mode() & 0o077 == 0 && !m.file_type().is_symlink()
+}
+
+/// Does /proc/kallsyms show this process real addresses? (Kernel
+/// addresses are secrets: only a process that may read them may keep
+/// them.)
+pub fn reads_real_addresses() -> bool {
+    let Ok(mut f) = File::open("/proc/kallsyms") else {
+        return false;
+    };
+    let mut first = [0u8; 256];
+    let n = std::io::Read::read(&mut f, &mut first).unwrap_or(0);
+    let line = &first[..n];
+    let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    hex > 0 && line[..hex].iter().any(|&c| c != b'0')
+}
+
+/// A directory trusted to hold private files of the effective uid.
+pub struct Dir {
+    path: PathBuf,
+    uid: u32,
+}
+
+/// A private file opened for reading, mapped whole.
+pub struct Opened {
+    pub map: Arc<Mapping>,
+    pub len: usize,
+}
+
+/// A private file being written under a temporary name.
+pub struct Temp {
+    pub file: File,
+    pub path: PathBuf,
+}
+
+impl Dir {
+    /// `path`, if it is a trusted directory; the error says why not
+    /// ("none yet" when it does not exist).
+    pub fn trusted(path: &Path) -> Result<Dir, String> {
+        let uid = super::sys::euid();
+        let m = std::fs::symlink_metadata(path).map_err(|e| none_yet(e, path))?;
+        if !m.is_dir() || !owned_private(&m, uid) {
+            return Err(format!(
+                "{}: not a private directory of uid {uid}: not trusted",
+                path.display()
+            ));
+        }
+        Ok(Dir {
+            path: path.to_path_buf(),
+            uid,
+        })
+    }
+
+    /// `path`, made 0700 if missing, if it is (then) a trusted directory.
+    pub fn make(path: &Path) -> Result<Dir, String> {
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Ok(_) => {}
+        }
+        Dir::trusted(path).map_err(|_| {
+            format!(
+                "{}: not a private directory of uid {}: not written",
+                path.display(),
+                super::sys::euid()
+            )
+        })
+    }
+
+    /// Opens the private file `path` (in this directory) and maps it, if
+    /// it is one and holds at least `min` bytes.
+    pub fn open(&self, path: &Path, min: usize) -> Result<Opened, String> {
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| none_yet(e, path))?;
+        let m = f.metadata().map_err(|e| e.to_string())?;
+        if !m.is_file() || !owned_private(&m, self.uid) {
+            return Err(format!(
+                "{}: not a private file of uid {}: not trusted",
+                path.display(),
+                self.uid
+            ));
+        }
+        let len = m.len() as usize;
+        if len < min.max(1) {
+            return Err(format!("{}: truncated", path.display()));
+        }
+        let map = Arc::new(Mapping::new(&f, len).map_err(|e| e.to_string())?);
+        Ok(Opened { map, len })
+    }
+
+    /// A new private file named after `stem`, to be renamed into place by
+    /// [`Dir::commit`].
+    pub fn temp(&self, stem: &str) -> Result<Temp, String> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let path = self.path.join(format!(
+            ".{stem}-{}-{:x}.tmp",
+            std::process::id(),
+            hash(&nanos.to_le_bytes())
+        ));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Temp { file, path })
+    }
+
+    /// Puts a finished temporary file in place of `path` (atomically: a
+    /// reader sees the old file or the new one).
+    pub fn commit(&self, t: Temp, path: &Path) -> std::io::Result<()> {
+        let r = std::fs::rename(&t.path, path);
+        if r.is_err() {
+            let _ = std::fs::remove_file(&t.path);
+        }
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Temp {
+    /// Gives it up.
+    pub fn discard(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn none_yet(e: std::io::Error, p: &Path) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        "none yet".to_string()
+    } else {
+        format!("{}: {e}", p.display())
+    }
+}
