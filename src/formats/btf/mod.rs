@@ -1,0 +1,498 @@
+//! BTF, read without copying: one buffer, a table of where each type
+//! starts, and views into it. Base BTF (vmlinux, an object's `.BTF`) and
+//! split BTF (a module's, whose type ids and string offsets continue
+//! after its base's, as the kernel numbers them).
+//!
+//! Format: `Documentation/bpf/btf.rst`. [`Btf::parse`] checks everything a
+//! reader relies on, once: the header and section bounds, every type's
+//! length and kind, every string offset and every type id it refers to.
+//! Cycles in the type graph are legal for pointers (a struct that points
+//! to itself) but not for chains of typedefs and qualifiers or arrays;
+//! [`Btf::resolve`] and [`Btf::size_of`] stop after [`MAX_CHAIN`] steps
+//! with `KSYM_ERR_FORMAT`.
+
+use std::sync::Arc;
+
+mod check;
+mod files;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use files::{elf_section, read_file, read_vmlinux};
+
+use crate::base::mapped::Store;
+use crate::error::{Error, Result};
+
+pub const MAGIC: u16 = 0xeb9f;
+
+pub const KIND_INT: u32 = 1;
+pub const KIND_PTR: u32 = 2;
+pub const KIND_ARRAY: u32 = 3;
+pub const KIND_STRUCT: u32 = 4;
+pub const KIND_UNION: u32 = 5;
+pub const KIND_ENUM: u32 = 6;
+pub const KIND_FWD: u32 = 7;
+pub const KIND_TYPEDEF: u32 = 8;
+pub const KIND_VOLATILE: u32 = 9;
+pub const KIND_CONST: u32 = 10;
+pub const KIND_RESTRICT: u32 = 11;
+pub const KIND_FUNC: u32 = 12;
+pub const KIND_FUNC_PROTO: u32 = 13;
+pub const KIND_VAR: u32 = 14;
+pub const KIND_DATASEC: u32 = 15;
+pub const KIND_FLOAT: u32 = 16;
+pub const KIND_DECL_TAG: u32 = 17;
+pub const KIND_TYPE_TAG: u32 = 18;
+pub const KIND_ENUM64: u32 = 19;
+/// The highest kind this reader knows.
+pub const KIND_MAX: u32 = KIND_ENUM64;
+
+/// `BTF_INT_SIGNED` in an INT's encoding.
+pub const INT_SIGNED: u32 = 1;
+pub const INT_CHAR: u32 = 2;
+pub const INT_BOOL: u32 = 4;
+
+/// How many typedef/qualifier/array steps a resolution takes before it
+/// calls the graph a loop.
+pub const MAX_CHAIN: usize = 64;
+
+/// Largest id the kernel gives a type (`BTF_MAX_TYPE`).
+const MAX_TYPE: u32 = 0x000f_ffff;
+
+/// The name of a kind, as bpftool and libbpf print it.
+pub fn kind_name(kind: u32) -> &'static str {
+    match kind {
+        0 => "UNKN",
+        KIND_INT => "INT",
+        KIND_PTR => "PTR",
+        KIND_ARRAY => "ARRAY",
+        KIND_STRUCT => "STRUCT",
+        KIND_UNION => "UNION",
+        KIND_ENUM => "ENUM",
+        KIND_FWD => "FWD",
+        KIND_TYPEDEF => "TYPEDEF",
+        KIND_VOLATILE => "VOLATILE",
+        KIND_CONST => "CONST",
+        KIND_RESTRICT => "RESTRICT",
+        KIND_FUNC => "FUNC",
+        KIND_FUNC_PROTO => "FUNC_PROTO",
+        KIND_VAR => "VAR",
+        KIND_DATASEC => "DATASEC",
+        KIND_FLOAT => "FLOAT",
+        KIND_DECL_TAG => "DECL_TAG",
+        KIND_TYPE_TAG => "TYPE_TAG",
+        KIND_ENUM64 => "ENUM64",
+        _ => "?",
+    }
+}
+
+/// Bytes a type of `kind` with `vlen` items takes after its 12-byte header.
+fn extra_len(kind: u32, vlen: usize) -> Option<usize> {
+    Some(match kind {
+        KIND_INT | KIND_VAR | KIND_DECL_TAG => 4,
+        KIND_ARRAY => 12,
+        KIND_STRUCT | KIND_UNION | KIND_DATASEC | KIND_ENUM64 => 12 * vlen,
+        KIND_ENUM | KIND_FUNC_PROTO => 8 * vlen,
+        KIND_PTR | KIND_FWD | KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT
+        | KIND_FUNC | KIND_FLOAT | KIND_TYPE_TAG => 0,
+        _ => return None,
+    })
+}
+
+#[inline]
+fn word(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// A BTF blob and the index of its types.
+pub struct Btf {
+    /// Owned, or the kernel's own BTF mapped in place ([`read_vmlinux`]).
+    data: Store<u8>,
+    /// Where the type and string sections are in `data`.
+    types: std::ops::Range<usize>,
+    strings: std::ops::Range<usize>,
+    /// Offset in `data` of each of this blob's own types.
+    offsets: Vec<u32>,
+    /// The base of a split BTF.
+    base: Option<Arc<Btf>>,
+    /// The id of this blob's first type (1, or the base's end).
+    first_id: u32,
+    /// The string offset of this blob's first string (0, or the base's
+    /// string size).
+    first_str: u32,
+}
+
+/// One type, viewed in its buffer.
+#[derive(Clone, Copy)]
+pub struct Ty<'a> {
+    pub id: u32,
+    pub name_off: u32,
+    info: u32,
+    /// `size` or `type`, depending on the kind.
+    size_type: u32,
+    /// What follows the header (members, values, params...).
+    extra: &'a [u8],
+}
+
+/// A struct/union member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub name_off: u32,
+    pub ty: u32,
+    /// Offset in bits from the start of the struct.
+    pub bit_offset: u32,
+    /// Size in bits when the struct's kind flag says it is a bitfield; 0
+    /// otherwise.
+    pub bitfield_size: u32,
+}
+
+/// An enumerator (ENUM or ENUM64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enumerator {
+    pub name_off: u32,
+    /// The raw 64 bits (an ENUM's 32-bit value sign-extended when the
+    /// enum is signed, zero-extended otherwise).
+    pub value: u64,
+}
+
+impl std::fmt::Debug for Btf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Btf {{ types {}..{}, {} bytes, split: {} }}",
+            self.first_id,
+            self.end_id(),
+            self.data.len(),
+            self.base.is_some()
+        )
+    }
+}
+
+impl<'a> Ty<'a> {
+    #[inline]
+    pub fn kind(&self) -> u32 {
+        (self.info >> 24) & 0x1f
+    }
+    #[inline]
+    pub fn vlen(&self) -> usize {
+        (self.info & 0xffff) as usize
+    }
+    /// The kind flag (bitfield members, signed enums, FWD of a union...).
+    #[inline]
+    pub fn kflag(&self) -> bool {
+        self.info >> 31 != 0
+    }
+    /// The size of INT, STRUCT, UNION, ENUM, ENUM64, FLOAT, DATASEC.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        self.size_type
+    }
+    /// The type a PTR, TYPEDEF, qualifier, FUNC, FUNC_PROTO (its return
+    /// type), VAR, DECL_TAG or TYPE_TAG refers to.
+    #[inline]
+    pub fn type_id(&self) -> u32 {
+        self.size_type
+    }
+    /// FUNC: its linkage (0 static, 1 global, 2 extern).
+    #[inline]
+    pub fn func_linkage(&self) -> u32 {
+        self.vlen() as u32
+    }
+    /// INT: (encoding, bit offset, bits).
+    pub fn int(&self) -> (u32, u32, u32) {
+        let v = word(self.extra, 0);
+        ((v >> 24) & 0x0f, (v >> 16) & 0xff, v & 0xff)
+    }
+    /// ARRAY: (element type, index type, number of elements).
+    pub fn array(&self) -> (u32, u32, u32) {
+        (
+            word(self.extra, 0),
+            word(self.extra, 4),
+            word(self.extra, 8),
+        )
+    }
+    /// VAR: its linkage.
+    pub fn var_linkage(&self) -> u32 {
+        word(self.extra, 0)
+    }
+    /// DECL_TAG: the component index (-1 for the declaration itself).
+    pub fn decl_tag_component(&self) -> i32 {
+        word(self.extra, 0) as i32
+    }
+    /// STRUCT/UNION members.
+    pub fn members(&self) -> impl ExactSizeIterator<Item = Member> + 'a {
+        let kflag = self.kflag();
+        let e = self.extra;
+        (0..self.vlen()).map(move |i| {
+            let off = word(e, 12 * i + 8);
+            Member {
+                name_off: word(e, 12 * i),
+                ty: word(e, 12 * i + 4),
+                bit_offset: if kflag { off & 0x00ff_ffff } else { off },
+                bitfield_size: if kflag { off >> 24 } else { 0 },
+            }
+        })
+    }
+    /// ENUM/ENUM64 values.
+    pub fn enumerators(&self) -> impl ExactSizeIterator<Item = Enumerator> + 'a {
+        let (kind, signed, e) = (self.kind(), self.kflag(), self.extra);
+        (0..self.vlen()).map(move |i| {
+            if kind == KIND_ENUM64 {
+                let lo = word(e, 12 * i + 4) as u64;
+                let hi = word(e, 12 * i + 8) as u64;
+                Enumerator {
+                    name_off: word(e, 12 * i),
+                    value: (hi << 32) | lo,
+                }
+            } else {
+                let v = word(e, 8 * i + 4);
+                Enumerator {
+                    name_off: word(e, 8 * i),
+                    value: if signed {
+                        v as i32 as i64 as u64
+                    } else {
+                        v as u64
+                    },
+                }
+            }
+        })
+    }
+    /// FUNC_PROTO parameters: (name offset, type).
+    pub fn params(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + 'a {
+        let e = self.extra;
+        (0..self.vlen()).map(move |i| (word(e, 8 * i), word(e, 8 * i + 4)))
+    }
+    /// DATASEC entries: (VAR type, offset, size).
+    pub fn datasec(&self) -> impl ExactSizeIterator<Item = (u32, u32, u32)> + 'a {
+        let e = self.extra;
+        (0..self.vlen()).map(move |i| (word(e, 12 * i), word(e, 12 * i + 4), word(e, 12 * i + 8)))
+    }
+}
+
+fn bad(what: impl std::fmt::Display) -> Error {
+    Error::format(format!("malformed BTF: {what}"))
+}
+
+impl Btf {
+    /// One past the last type id (types are `1..end_id()`, the base's
+    /// included).
+    #[inline]
+    pub fn end_id(&self) -> u32 {
+        self.first_id + self.offsets.len() as u32
+    }
+
+    /// The id of this blob's first own type.
+    #[inline]
+    pub fn first_id(&self) -> u32 {
+        self.first_id
+    }
+
+    /// One past the last string offset, the base's included.
+    #[inline]
+    pub fn str_end(&self) -> u32 {
+        self.first_str + self.strings.len() as u32
+    }
+
+    /// The base of a split BTF.
+    pub fn base(&self) -> Option<&Arc<Btf>> {
+        self.base.as_ref()
+    }
+
+    /// The bytes of the blob.
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// A type of this blob itself (checked by parse).
+    #[inline]
+    fn own(&self, id: u32) -> Ty<'_> {
+        let at = self.offsets[(id - self.first_id) as usize] as usize;
+        let d = &self.data;
+        let info = word(d, at + 4);
+        let extra = extra_len((info >> 24) & 0x1f, (info & 0xffff) as usize).unwrap_or(0);
+        Ty {
+            id,
+            name_off: word(d, at),
+            info,
+            size_type: word(d, at + 8),
+            extra: &d[at + 12..at + 12 + extra],
+        }
+    }
+
+    /// (id, name offset) of this blob's own types, in id order.
+    pub fn own_names(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.own_names_in(0..self.offsets.len())
+    }
+
+    /// The number of the blob's own types.
+    pub fn own_len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// [`Btf::own_names`] of the own types `range` (0-based: the first
+    /// own type is 0), for splitting the work.
+    pub fn own_names_in(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let first = self.first_id + range.start as u32;
+        self.offsets[range]
+            .iter()
+            .enumerate()
+            .map(move |(i, &at)| (first + i as u32, word(&self.data, at as usize)))
+    }
+
+    /// Type `id` (`None` for 0, void, and past the end).
+    #[inline]
+    pub fn ty(&self, id: u32) -> Option<Ty<'_>> {
+        if id == 0 || id >= self.end_id() {
+            return None;
+        }
+        if id < self.first_id {
+            return self.base.as_ref()?.ty(id);
+        }
+        Some(self.own(id))
+    }
+
+    /// The string section from `off` to its end (the base's, for an
+    /// offset in the base; empty when out of range): the string at `off`
+    /// and what follows it, for scanners that find the NUL themselves.
+    pub fn str_from(&self, off: u32) -> &[u8] {
+        if off < self.first_str {
+            return self.base.as_ref().map_or(&b""[..], |b| b.str_from(off));
+        }
+        let s = &self.data[self.strings.clone()];
+        s.get((off - self.first_str) as usize..).unwrap_or(b"")
+    }
+
+    /// The string at `off` (empty when out of range).
+    pub fn str(&self, off: u32) -> &[u8] {
+        if off < self.first_str {
+            return self.base.as_ref().map_or(&b""[..], |b| b.str(off));
+        }
+        let s = &self.data[self.strings.clone()];
+        let Some(rest) = s.get((off - self.first_str) as usize..) else {
+            return b"";
+        };
+        &rest[..memchr::memchr(0, rest).unwrap_or(rest.len())]
+    }
+
+    /// The string at `off` with its NUL, when it has one (every name the
+    /// kernel and compilers emit does).
+    pub fn cstr(&self, off: u32) -> Option<&[u8]> {
+        if off < self.first_str {
+            return self.base.as_ref()?.cstr(off);
+        }
+        let s = &self.data[self.strings.clone()];
+        let rest = s.get((off - self.first_str) as usize..)?;
+        Some(&rest[..=memchr::memchr(0, rest)?])
+    }
+
+    /// The name of type `id` (empty for anonymous types and void).
+    pub fn name(&self, id: u32) -> &[u8] {
+        self.ty(id).map_or(&b""[..], |t| self.str(t.name_off))
+    }
+
+    /// The ids of this blob's own types, in order.
+    pub fn own_ids(&self) -> std::ops::Range<u32> {
+        self.first_id..self.end_id()
+    }
+
+    /// Follows typedefs, qualifiers and type tags to the type they stand
+    /// for (0 for void). A chain longer than [`MAX_CHAIN`] is a loop.
+    pub fn resolve(&self, mut id: u32) -> Result<u32> {
+        for _ in 0..MAX_CHAIN {
+            match self.ty(id) {
+                Some(t)
+                    if matches!(
+                        t.kind(),
+                        KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG
+                    ) =>
+                {
+                    id = t.type_id()
+                }
+                _ => return Ok(id),
+            }
+        }
+        Err(bad(format!(
+            "a loop of typedefs or qualifiers through type {id}"
+        )))
+    }
+
+    /// The size in bytes of type `id`: `None` for void, functions and
+    /// forward declarations; an error for loops and sizes past 2^32.
+    pub fn size_of(&self, id: u32) -> Result<Option<u64>> {
+        let mut id = id;
+        let mut mult: u64 = 1;
+        for _ in 0..MAX_CHAIN {
+            let id2 = self.resolve(id)?;
+            let Some(t) = self.ty(id2) else {
+                return Ok(None);
+            };
+            let size = match t.kind() {
+                KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT
+                | KIND_DATASEC => t.size() as u64,
+                KIND_PTR => 8,
+                KIND_ARRAY => {
+                    let (elem, _, n) = t.array();
+                    mult = mult
+                        .checked_mul(n as u64)
+                        .ok_or_else(|| bad(format!("array type {id2} too large")))?;
+                    id = elem;
+                    continue;
+                }
+                KIND_VAR => {
+                    id = t.type_id();
+                    continue;
+                }
+                _ => return Ok(None),
+            };
+            return size
+                .checked_mul(mult)
+                .filter(|&s| s <= u32::MAX as u64)
+                .map(Some)
+                .ok_or_else(|| bad(format!("type {id2} larger than 4 GiB")));
+        }
+        Err(bad(format!("a loop of arrays through type {id}")))
+    }
+
+    /// The alignment of type `id` in bytes, as libbpf's `btf__align_of`
+    /// computes it for a 64-bit target: scalars align to their size (at
+    /// most 8), a struct to its most aligned member, or 1 if it is packed;
+    /// `None` for void, functions and the like.
+    pub fn align_of(&self, id: u32) -> Result<Option<u32>> {
+        self.align_of_depth(id, 0)
+    }
+
+    fn align_of_depth(&self, id: u32, depth: usize) -> Result<Option<u32>> {
+        if depth > MAX_CHAIN {
+            return Err(bad(format!("type {id} nests too deep for its alignment")));
+        }
+        let Some(t) = self.ty(id) else {
+            return Ok(None);
+        };
+        Ok(match t.kind() {
+            KIND_INT | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT => Some(t.size().min(8)),
+            KIND_PTR => Some(8),
+            KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG => {
+                self.align_of_depth(t.type_id(), depth + 1)?
+            }
+            KIND_ARRAY => self.align_of_depth(t.array().0, depth + 1)?,
+            KIND_STRUCT | KIND_UNION => {
+                let mut max = 1;
+                for m in t.members() {
+                    let Some(a) = self.align_of_depth(m.ty, depth + 1)? else {
+                        return Ok(None);
+                    };
+                    max = max.max(a);
+                    // A member off its type's alignment: the struct is packed.
+                    if m.bitfield_size == 0 && m.bit_offset % (8 * a.max(1)) != 0 {
+                        return Ok(Some(1));
+                    }
+                }
+                Some(if t.size() % max != 0 { 1 } else { max })
+            }
+            _ => None,
+        })
+    }
+}

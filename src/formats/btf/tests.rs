@@ -1,0 +1,208 @@
+//! Hand-built BTF: every view, split ids and strings, malformed input.
+
+use super::*;
+
+/// Builds BTF by hand: types as words, strings appended.
+#[derive(Default)]
+pub struct Builder {
+    pub types: Vec<u32>,
+    pub strings: Vec<u8>,
+    pub count: u32,
+    /// For split BTF: the base's type count + 1 and string size.
+    pub first_id: u32,
+    pub first_str: u32,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder {
+            strings: vec![0],
+            first_id: 1,
+            ..Default::default()
+        }
+    }
+    pub fn split(base: &Btf) -> Builder {
+        Builder {
+            first_id: base.end_id(),
+            first_str: base.str_end(),
+            ..Default::default()
+        }
+    }
+    pub fn s(&mut self, s: &str) -> u32 {
+        let off = self.first_str + self.strings.len() as u32;
+        self.strings.extend_from_slice(s.as_bytes());
+        self.strings.push(0);
+        off
+    }
+    /// Adds a type; returns its id.
+    pub fn t(
+        &mut self,
+        name: &str,
+        kind: u32,
+        vlen: u32,
+        kflag: bool,
+        st: u32,
+        extra: &[u32],
+    ) -> u32 {
+        let n = if name.is_empty() { 0 } else { self.s(name) };
+        self.types.push(n);
+        self.types
+            .push((kind << 24) | vlen | ((kflag as u32) << 31));
+        self.types.push(st);
+        self.types.extend_from_slice(extra);
+        self.count += 1;
+        self.first_id + self.count - 1
+    }
+    pub fn bytes(&self) -> Vec<u8> {
+        let tb: Vec<u8> = self.types.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut out = Vec::new();
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        out.extend_from_slice(&[1, 0]);
+        for v in [
+            24u32,
+            0,
+            tb.len() as u32,
+            tb.len() as u32,
+            self.strings.len() as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&tb);
+        out.extend_from_slice(&self.strings);
+        out
+    }
+}
+
+fn sample() -> Builder {
+    let mut b = Builder::new();
+    let int = b.t("int", KIND_INT, 0, false, 4, &[(INT_SIGNED << 24) | 32]); // 1
+    let ptr = b.t("", KIND_PTR, 0, false, 3, &[]); // 2 -> 3 (forward reference)
+    let m1 = b.s("a");
+    let m2 = b.s("next");
+    let m3 = b.s("bits");
+    let st = b.t(
+        "node",
+        KIND_STRUCT,
+        3,
+        true,
+        16,
+        &[m1, int, 0, m2, ptr, 64, m3, int, (3 << 24) | 96],
+    ); // 3
+    let td = b.t("node_t", KIND_TYPEDEF, 0, false, st, &[]); // 4
+    let c = b.t("", KIND_CONST, 0, false, td, &[]); // 5
+    let arr = b.t("", KIND_ARRAY, 0, false, 0, &[c, int, 10]); // 6
+    let e1 = b.s("NEG");
+    b.t("sign", KIND_ENUM, 1, true, 4, &[e1, (-5i32) as u32]); // 7
+    let proto = b.t("", KIND_FUNC_PROTO, 1, false, int, &[0, ptr]); // 8
+    b.t("walk", KIND_FUNC, 1, false, proto, &[]); // 9
+    let e2 = b.s("BIG");
+    b.t("big", KIND_ENUM64, 1, false, 8, &[e2, 1, 2]); // 10
+    let _ = arr;
+    b
+}
+
+#[test]
+fn reads_every_kind_of_view() {
+    let btf = Btf::parse(sample().bytes()).unwrap();
+    assert_eq!(btf.end_id(), 11);
+    assert_eq!(btf.name(3), b"node");
+    let st = btf.ty(3).unwrap();
+    assert_eq!((st.kind(), st.size(), st.kflag()), (KIND_STRUCT, 16, true));
+    let m: Vec<Member> = st.members().collect();
+    assert_eq!(
+        m[1],
+        Member {
+            name_off: m[1].name_off,
+            ty: 2,
+            bit_offset: 64,
+            bitfield_size: 0
+        }
+    );
+    assert_eq!((m[2].bit_offset, m[2].bitfield_size), (96, 3));
+    assert_eq!(btf.str(m[2].name_off), b"bits");
+    assert_eq!(btf.resolve(5).unwrap(), 3, "const -> typedef -> struct");
+    assert_eq!(btf.size_of(6).unwrap(), Some(160), "10 x const node_t");
+    assert_eq!(btf.size_of(2).unwrap(), Some(8));
+    assert_eq!(btf.size_of(9).unwrap(), None, "a function has no size");
+    let e: Vec<Enumerator> = btf.ty(7).unwrap().enumerators().collect();
+    assert_eq!(e[0].value as i64, -5);
+    let e: Vec<Enumerator> = btf.ty(10).unwrap().enumerators().collect();
+    assert_eq!(e[0].value, (2 << 32) | 1);
+    assert_eq!(btf.ty(1).unwrap().int(), (INT_SIGNED, 0, 32));
+    assert_eq!(
+        btf.ty(8).unwrap().params().collect::<Vec<_>>(),
+        vec![(0, 2)]
+    );
+    assert!(btf.ty(0).is_none() && btf.ty(11).is_none());
+    assert_eq!(btf.cstr(btf.ty(3).unwrap().name_off), Some(&b"node\0"[..]));
+}
+
+#[test]
+fn split_btf_continues_ids_and_strings() {
+    let base = Arc::new(Btf::parse(sample().bytes()).unwrap());
+    let mut s = Builder::split(&base);
+    let mo = s.s("mod_only");
+    let id = s.t("mod_t", KIND_TYPEDEF, 0, false, 3, &[]);
+    s.t("", KIND_PTR, 0, false, id, &[]);
+    let _ = mo;
+    let split = Btf::parse_split(s.bytes(), base.clone()).unwrap();
+    assert_eq!((split.first_id(), split.end_id()), (11, 13));
+    assert_eq!(split.name(11), b"mod_t");
+    assert_eq!(split.name(3), b"node", "base types through the split");
+    assert_eq!(split.resolve(11).unwrap(), 3);
+    assert_eq!(split.size_of(12).unwrap(), Some(8));
+    // Without its base the same bytes are refused.
+    assert!(Btf::parse(s.bytes()).is_err());
+}
+
+#[test]
+fn malformed_btf_is_refused_with_a_reason() {
+    let good = sample().bytes();
+    for cut in [0, 1, 23, 24, 30, good.len() - 1] {
+        let e = Btf::parse(good[..cut].to_vec())
+            .err()
+            .unwrap_or_else(|| panic!("cut {cut}"));
+        assert_eq!(e.code(), crate::error::FORMAT, "{cut}: {e}");
+    }
+    let check = |b: &Builder, want: &str| {
+        let e = Btf::parse(b.bytes()).expect_err(want);
+        assert!(e.message().contains(want), "{want}: {e}");
+    };
+    // Type 1 is 4 words, type 2 is 3, type 3 is 12: type 4's target is
+    // word 4 + 3 + 12 + 2.
+    let mut b2 = sample();
+    b2.types[4 + 3 + 12 + 2] = 99;
+    check(&b2, "refers to type 99");
+    let mut b3 = sample();
+    b3.types[1] = 25 << 24;
+    check(&b3, "unknown kind 25");
+    let mut b4 = sample();
+    b4.types[0] = 1 << 30;
+    check(&b4, "name offset");
+    let mut b5 = sample();
+    b5.types[4 + 3 + 1] = (KIND_STRUCT << 24) | 200;
+    check(&b5, "truncated");
+    // A loop of typedefs: parses, but resolving it is an error.
+    let mut l = Builder::new();
+    l.t("a", KIND_TYPEDEF, 0, false, 2, &[]);
+    l.t("b", KIND_TYPEDEF, 0, false, 1, &[]);
+    let btf = Btf::parse(l.bytes()).unwrap();
+    assert!(btf.resolve(1).unwrap_err().message().contains("loop"));
+    assert!(btf.size_of(2).is_err());
+    // An array of itself.
+    let mut a = Builder::new();
+    a.t("int", KIND_INT, 0, false, 4, &[32]);
+    a.t("", KIND_ARRAY, 0, false, 0, &[2, 1, 2]);
+    let btf = Btf::parse(a.bytes()).unwrap();
+    assert_eq!(btf.size_of(2).unwrap_err().code(), crate::error::FORMAT);
+    // Header lengths past the end.
+    let mut h = good.clone();
+    h[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(Btf::parse(h)
+        .unwrap_err()
+        .message()
+        .contains("string section"));
+    let mut be = good.clone();
+    be.swap(0, 1);
+    assert!(Btf::parse(be).unwrap_err().message().contains("big-endian"));
+}
