@@ -5,10 +5,13 @@
  * every section kind of sections.bpf.o before and after resolution,
  * targets set per alias, expansion, and every argument error.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
 #include <errno.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char btfdir[512], vmlinux[600], kallsyms[512];
 static const char *objdir;
@@ -94,8 +97,9 @@ static void test_open_errors(void)
     CHECK_MSG("/nonexistent/vmlinux");
     KSYM_OPTS(ksym_btf_opts, notbtf, .vmlinux_btf_path = kallsyms, .module_btf_dir = "");
     CHECK(ksym_btf_open(&notbtf) == NULL && ksym_last_error() == KSYM_ERR_FORMAT);
-    KSYM_OPTS(ksym_btf_opts, flags, .vmlinux_btf_path = vmlinux, .flags = 1);
+    KSYM_OPTS(ksym_btf_opts, flags, .vmlinux_btf_path = vmlinux, .flags = ~KSYM_BTF_FLAGS_ALL);
     CHECK(ksym_btf_open(&flags) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK_MSG("flags");
     KSYM_OPTS(ksym_btf_opts, reserved, .vmlinux_btf_path = vmlinux, .reserved = 1);
     CHECK(ksym_btf_open(&reserved) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
     KSYM_OPTS(ksym_btf_opts, filter, .vmlinux_btf_path = vmlinux, .module_btf_dir = "",
@@ -226,6 +230,53 @@ out:
     ksym_btf_free(b);
 }
 
+/* The snapshot of vmlinux's checked and indexed BTF (root only): written
+ * by the first open with snapshot_dir, used by the second, with the same
+ * answers; KSYM_BTF_NO_SNAPSHOT neither reads nor writes it. */
+static void test_snapshot(void)
+{
+    if (geteuid() != 0) {
+        SKIP("BTF snapshots are for root only");
+        return;
+    }
+    char dir[] = "/tmp/ksym-btfsnap-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        failures++;
+        return;
+    }
+    struct ksym_btf_type a = { .sz = sizeof(a) }, b2 = { .sz = sizeof(b2) };
+    struct ksym_btf_stats st = { .sz = sizeof(st) };
+    KSYM_OPTS(ksym_btf_opts, off, .vmlinux_btf_path = vmlinux, .module_btf_dir = "", .snapshot_dir = dir,
+              .flags = KSYM_BTF_NO_SNAPSHOT);
+    struct ksym_btf *b = ksym_btf_open(&off);
+    CHECK(b && ksym_btf_stats(b, &st) == 0 && !(st.flags & (KSYM_BTF_STATS_SNAPSHOT | KSYM_BTF_STATS_SNAPSHOT_WRITTEN)));
+    CHECK(b && ksym_btf_find(b, "vfs_read", 12, &a) == 0);
+    ksym_btf_free(b);
+    /* No file was written: the directory is still empty. */
+    CHECK(rmdir(dir) == 0 && mkdir(dir, 0700) == 0);
+    KSYM_OPTS(ksym_btf_opts, on, .vmlinux_btf_path = vmlinux, .module_btf_dir = "", .snapshot_dir = dir);
+    b = ksym_btf_open(&on);
+    CHECK(b && ksym_btf_stats(b, &st) == 0 && (st.flags & KSYM_BTF_STATS_SNAPSHOT_WRITTEN) &&
+          !(st.flags & KSYM_BTF_STATS_SNAPSHOT));
+    ksym_btf_free(b);
+    b = ksym_btf_open(&on);
+    CHECK(b && ksym_btf_stats(b, &st) == 0 && (st.flags & KSYM_BTF_STATS_SNAPSHOT) &&
+          !(st.flags & KSYM_BTF_STATS_SNAPSHOT_WRITTEN));
+    CHECK(b && ksym_btf_find(b, "vfs_read", 12, &b2) == 0 && a.type_id == b2.type_id && !strcmp(b2.name, "vfs_read"));
+    CHECK(b && ksym_btf_find(b, "task_struct", 4, &b2) == 0 && !strcmp(b2.module, "vmlinux"));
+    ksym_btf_free(b);
+    /* A directory others may write is not trusted: neither read nor written. */
+    CHECK(chmod(dir, 0777) == 0);
+    b = ksym_btf_open(&on);
+    CHECK(b && ksym_btf_stats(b, &st) == 0 && !(st.flags & (KSYM_BTF_STATS_SNAPSHOT | KSYM_BTF_STATS_SNAPSHOT_WRITTEN)));
+    ksym_btf_free(b);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void)
 {
     const char *data = getenv("KSYM_TESTDATA");
@@ -243,5 +294,6 @@ int main(void)
     test_open_errors();
     test_attach();
     test_expand();
+    test_snapshot();
     return finish("test_btf");
 }

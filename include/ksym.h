@@ -132,6 +132,30 @@
 #define KSYM_BTF_STATS_OBJECT_IDS 8
 
 /**
+ * ksym_btf_stats.flags: vmlinux's BTF was checked and indexed by an
+ * earlier process of this boot: its snapshot was used (added to the
+ * contract).
+ */
+#define KSYM_BTF_STATS_SNAPSHOT 16
+
+/**
+ * ksym_btf_stats.flags: this open wrote that snapshot (added to the
+ * contract).
+ */
+#define KSYM_BTF_STATS_SNAPSHOT_WRITTEN 32
+
+/**
+ * ksym_btf_opts.flags: neither read nor write a snapshot of vmlinux's
+ * checked and indexed BTF (added to the contract).
+ */
+#define KSYM_BTF_NO_SNAPSHOT 1
+
+/**
+ * Every KSYM_BTF_* flag of ksym_btf_opts.
+ */
+#define KSYM_BTF_FLAGS_ALL KSYM_BTF_NO_SNAPSHOT
+
+/**
  * ksym_bpf_reloc.flags: the value (addend) is final: resolved by
  * ksym_bpf_object_resolve_btf.
  */
@@ -510,7 +534,7 @@ struct ksym_btf_opts {
      */
     const char *kconfig_path;
     /**
-     * No flags are defined yet: must be 0.
+     * KSYM_BTF_* flags (KSYM_BTF_NO_SNAPSHOT).
      */
     unsigned int flags;
     /**
@@ -522,6 +546,13 @@ struct ksym_btf_opts {
      * for the addresses of function targets (added to the contract).
      */
     const char *kallsyms_path;
+    /**
+     * Where the snapshot of vmlinux's checked and indexed BTF lives (NULL:
+     * /run/ksym; the same ownership and permission rules apply to it).
+     * The running kernel's BTF gets one in /run/ksym; a vmlinux_btf_path
+     * only in a snapshot_dir named here (added to the contract).
+     */
+    const char *snapshot_dir;
 };
 
 /**

@@ -22,6 +22,45 @@ use std::sync::Arc;
 use super::hash::hash;
 use super::mapped::Mapping;
 
+/// Where snapshots live by default: tmpfs, gone at reboot.
+pub const DEFAULT_DIR: &str = "/run/ksym";
+
+/// `s` with its length in front (8 bytes, little-endian), as keys hold
+/// strings.
+pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s);
+}
+
+/// What ties a snapshot to one boot of one kernel: the boot id (read from
+/// `boot_id_path`, the kernel's by default), `uname -r` and `uname -v`,
+/// each with its length in front.
+pub fn boot_key(boot_id_path: Option<&Path>) -> Result<Vec<u8>, String> {
+    let path = boot_id_path.unwrap_or(Path::new("/proc/sys/kernel/random/boot_id"));
+    let boot = super::read::read_file(path, 0, super::read::limits::SMALL, "a boot id")
+        .map_err(|e| format!("not used: {}", e.message()))?;
+    let (release, version) = super::sys::kernel_release_version();
+    let mut key = Vec::new();
+    for s in [&boot[..], &release, &version] {
+        push_str(&mut key, s);
+    }
+    Ok(key)
+}
+
+/// A file's identity (device, inode, size, mtime in ns), or zeros
+/// (procfs, or missing).
+pub fn identity(path: &Path) -> [u64; 4] {
+    match std::fs::metadata(path) {
+        Ok(m) if m.size() > 0 => [
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime() as u64 * 1_000_000_000 + m.mtime_nsec() as u64,
+        ],
+        _ => [0; 4],
+    }
+}
+
 /// A directory or file is ours: owned by `uid`, no group or other
 /// permission, not a symlink.
 pub fn owned_private(m: &Metadata, uid: u32) -> bool {
@@ -101,8 +140,9 @@ impl Dir {
     }
 
     /// Opens the private file `path` (in this directory) and maps it, if
-    /// it is one and holds at least `min` bytes.
-    pub fn open(&self, path: &Path, min: usize) -> Result<Opened, String> {
+    /// it is one and holds at least `min` bytes; `whole`: its pages mapped
+    /// now, for a file that is read whole.
+    pub fn open(&self, path: &Path, min: usize, whole: bool) -> Result<Opened, String> {
         let f = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
@@ -120,7 +160,12 @@ impl Dir {
         if len < min.max(1) {
             return Err(format!("{}: truncated", path.display()));
         }
-        let map = Arc::new(Mapping::new(&f, len).map_err(|e| e.to_string())?);
+        let map = if whole {
+            Mapping::populated(&f, len)
+        } else {
+            Mapping::new(&f, len)
+        };
+        let map = Arc::new(map.map_err(|e| e.to_string())?);
         Ok(Opened { map, len })
     }
 

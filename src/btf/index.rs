@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::base::hash::{hash, hash_cstr, NameIndex};
+use crate::base::mapped::Store;
 use crate::error::Result;
 use crate::formats::btf::Btf;
 
@@ -12,7 +13,7 @@ use crate::formats::btf::Btf;
 pub struct Indexed {
     pub btf: Arc<Btf>,
     /// The ids of the blob's own named types, in id order.
-    ids: Vec<u32>,
+    ids: Store<u32>,
     index: NameIndex,
     /// (hash of the essential name, id) of every name with a `___flavor`
     /// suffix, sorted (few: found while hashing the names).
@@ -112,10 +113,41 @@ impl Indexed {
             .map_err(|e| e.context("indexing BTF names"))?;
         Ok(Indexed {
             btf,
-            ids,
+            ids: ids.into(),
             index,
             flavored,
         })
+    }
+
+    /// What [`Indexed::from_parts`] takes again (a snapshot writes them).
+    pub fn parts(&self) -> (&Store<u32>, &NameIndex, &[(u64, u32)]) {
+        (&self.ids, &self.index, &self.flavored)
+    }
+
+    /// Do parts read back (a snapshot's) fit a blob whose own types are
+    /// `own`: every id one of them, in id order, and the flavored ids
+    /// too? (The name index itself is probed with bounds checks: a damaged
+    /// slot is a name not found.)
+    pub fn fits(own: std::ops::Range<u32>, ids: &[u32], flavored: &[(u64, u32)]) -> bool {
+        ids.windows(2).all(|w| w[0] < w[1])
+            && ids.first().is_none_or(|i| own.contains(i))
+            && ids.last().is_none_or(|i| own.contains(i))
+            && flavored.iter().all(|(_, i)| own.contains(i))
+    }
+
+    /// An index from parts that [`Indexed::fits`] accepted.
+    pub fn from_parts(
+        btf: Arc<Btf>,
+        ids: Store<u32>,
+        index: NameIndex,
+        flavored: Vec<(u64, u32)>,
+    ) -> Indexed {
+        Indexed {
+            btf,
+            ids,
+            index,
+            flavored,
+        }
     }
 
     /// The own types whose essential name (flavor dropped) is `essential`,
@@ -145,8 +177,10 @@ impl Indexed {
     pub fn each_named(&self, name: &[u8], mut f: impl FnMut(u32)) {
         let mut hits: Vec<u32> = Vec::new();
         self.index.candidates(hash(name), |i, name_off| {
-            if self.btf.str(name_off) == name {
-                hits.push(self.ids[i]);
+            if let Some(&id) = self.ids.get(i) {
+                if self.btf.str(name_off) == name {
+                    hits.push(id);
+                }
             }
         });
         hits.sort_unstable();
@@ -160,7 +194,9 @@ impl Indexed {
     pub fn first(&self, name: &[u8], kind: u32) -> Option<u32> {
         let mut best: Option<u32> = None;
         self.index.candidates(hash(name), |i, name_off| {
-            let id = self.ids[i];
+            let Some(&id) = self.ids.get(i) else {
+                return;
+            };
             if best.is_none_or(|b| id < b)
                 && self.btf.str(name_off) == name
                 && (kind == 0 || self.btf.ty(id).is_some_and(|t| t.kind() == kind))
@@ -174,7 +210,7 @@ impl Indexed {
     /// Bytes held (the blob and the index).
     pub fn memory(&self) -> usize {
         self.btf.bytes().len()
-            + self.ids.capacity() * 4
+            + self.ids.heap_bytes()
             + self.flavored.capacity() * 16
             + self.index.memory()
     }

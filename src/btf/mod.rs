@@ -11,6 +11,7 @@
 
 pub mod index;
 mod objects;
+pub mod snapshot;
 pub mod targets;
 
 use std::collections::HashSet;
@@ -46,6 +47,12 @@ pub struct Options {
     pub kconfig_path: Option<PathBuf>,
     /// kallsyms, for the addresses of function targets.
     pub kallsyms_path: Option<PathBuf>,
+    /// Neither read nor write a snapshot of vmlinux's check and index.
+    pub no_snapshot: bool,
+    /// Where snapshots live (`None`: /run/ksym).
+    pub snapshot_dir: Option<PathBuf>,
+    /// The boot id (`None`: the kernel's), for tests of the snapshot key.
+    pub boot_id_path: Option<PathBuf>,
 }
 
 /// What is known of the functions ftrace can attach to.
@@ -164,6 +171,7 @@ pub struct KernelBtf {
     table: OnceLock<Result<Table>>,
     kconfig_path: Option<PathBuf>,
     kconfig: OnceLock<Result<Arc<[u8]>>>,
+    snapshot: snapshot::SnapshotInfo,
 }
 
 /// Facts about a [`KernelBtf`].
@@ -181,6 +189,9 @@ pub struct Stats {
     pub filter_unavailable: bool,
     /// The kernel's BTF object ids could be listed.
     pub objects_listed: bool,
+    /// vmlinux's check and index came from a snapshot, or one was written.
+    pub snapshot_loaded: bool,
+    pub snapshot_written: bool,
 }
 
 static VMLINUX_NAME: &CStr = c"vmlinux";
@@ -215,14 +226,7 @@ impl KernelBtf {
                 e
             }
         })?;
-        let btf = Btf::parse(data).map_err(|e| e.context(vmlinux_path.display()))?;
-        if btf.end_id() <= 1 {
-            return Err(Error::format(format!(
-                "{}: BTF without types",
-                vmlinux_path.display()
-            )));
-        }
-        let vmlinux = Indexed::new(Arc::new(btf))?;
+        let (vmlinux, snapshot) = Self::vmlinux_checked(opts, &vmlinux_path, data)?;
         let dir = match &opts.module_btf_dir {
             Some(d) if d.as_os_str().is_empty() => None,
             Some(d) => Some(d.clone()),
@@ -269,7 +273,64 @@ impl KernelBtf {
             table: OnceLock::new(),
             kconfig_path: opts.kconfig_path.clone(),
             kconfig: OnceLock::new(),
+            snapshot,
         })
+    }
+
+    /// vmlinux's BTF checked and indexed: from a snapshot when there is a
+    /// valid one, else by reading it (and then a snapshot is written,
+    /// where allowed).
+    fn vmlinux_checked(
+        opts: &Options,
+        path: &Path,
+        data: crate::base::mapped::Store<u8>,
+    ) -> Result<(Indexed, snapshot::SnapshotInfo)> {
+        let mut info = snapshot::SnapshotInfo::default();
+        let plan = match snapshot::Plan::new(opts, path, &data) {
+            Ok(plan) => plan,
+            Err(why) => {
+                info.note = Some(why);
+                return Ok((Self::check_vmlinux(path, data)?, info));
+            }
+        };
+        info.path = Some(plan.path().to_path_buf());
+        let data = match plan.load(data) {
+            Ok((ix, bytes)) => {
+                info.loaded = true;
+                info.bytes = bytes;
+                return Ok((ix, info));
+            }
+            Err((why, data)) => {
+                info.note = Some(why);
+                data
+            }
+        };
+        let ix = Self::check_vmlinux(path, data)?;
+        match plan.write(&ix) {
+            Ok(n) => {
+                info.written = true;
+                info.bytes = n;
+            }
+            Err(e) => info.note = Some(e),
+        }
+        Ok((ix, info))
+    }
+
+    /// vmlinux's BTF read the long way: checked, then indexed.
+    fn check_vmlinux(path: &Path, data: crate::base::mapped::Store<u8>) -> Result<Indexed> {
+        let btf = Btf::parse(data).map_err(|e| e.context(path.display()))?;
+        if btf.end_id() <= 1 {
+            return Err(Error::format(format!(
+                "{}: BTF without types",
+                path.display()
+            )));
+        }
+        Indexed::new(Arc::new(btf))
+    }
+
+    /// What happened with the snapshot of vmlinux's BTF.
+    pub fn snapshot(&self) -> &snapshot::SnapshotInfo {
+        &self.snapshot
     }
 
     /// A kernel BTF from BTF already parsed: vmlinux's and modules' (split
@@ -298,6 +359,7 @@ impl KernelBtf {
             table: OnceLock::new(),
             kconfig_path: Some(PathBuf::new()),
             kconfig: OnceLock::new(),
+            snapshot: Default::default(),
         })
     }
 
@@ -650,6 +712,8 @@ impl KernelBtf {
             filter_sites: matches!(filter, Some(FilterFunctions::Sites(..))),
             filter_unavailable: matches!(filter, Some(FilterFunctions::Unavailable(_))),
             objects_listed: self.objects.listed(),
+            snapshot_loaded: self.snapshot.loaded,
+            snapshot_written: self.snapshot.written,
         }
     }
 }

@@ -25,13 +25,18 @@ pub struct ksym_btf_opts {
     pub filter_functions_path: *const c_char,
     /// NULL: /proc/config.gz, else /boot/config-$(uname -r); "": none.
     pub kconfig_path: *const c_char,
-    /// No flags are defined yet: must be 0.
+    /// KSYM_BTF_* flags (KSYM_BTF_NO_SNAPSHOT).
     pub flags: c_uint,
     /// Reserved: must be zero (KSYM_OPTS makes it so).
     pub reserved: c_uint,
     /// NULL: the running kernel's symbols (/proc/kallsyms); kallsyms text
     /// for the addresses of function targets (added to the contract).
     pub kallsyms_path: *const c_char,
+    /// Where the snapshot of vmlinux's checked and indexed BTF lives (NULL:
+    /// /run/ksym; the same ownership and permission rules apply to it).
+    /// The running kernel's BTF gets one in /run/ksym; a vmlinux_btf_path
+    /// only in a snapshot_dir named here (added to the contract).
+    pub snapshot_dir: *const c_char,
 }
 
 impl Default for ksym_btf_opts {
@@ -45,6 +50,7 @@ impl Default for ksym_btf_opts {
             flags: 0,
             reserved: 0,
             kallsyms_path: std::ptr::null(),
+            snapshot_dir: std::ptr::null(),
         }
     }
 }
@@ -105,6 +111,19 @@ pub const KSYM_BTF_STATS_FILTER_ADDRS: c_uint = 2;
 pub const KSYM_BTF_STATS_FILTER_UNAVAILABLE: c_uint = 4;
 /// ksym_btf_stats.flags: the kernel's BTF object ids could be listed.
 pub const KSYM_BTF_STATS_OBJECT_IDS: c_uint = 8;
+/// ksym_btf_stats.flags: vmlinux's BTF was checked and indexed by an
+/// earlier process of this boot: its snapshot was used (added to the
+/// contract).
+pub const KSYM_BTF_STATS_SNAPSHOT: c_uint = 16;
+/// ksym_btf_stats.flags: this open wrote that snapshot (added to the
+/// contract).
+pub const KSYM_BTF_STATS_SNAPSHOT_WRITTEN: c_uint = 32;
+
+/// ksym_btf_opts.flags: neither read nor write a snapshot of vmlinux's
+/// checked and indexed BTF (added to the contract).
+pub const KSYM_BTF_NO_SNAPSHOT: c_uint = 1;
+/// Every KSYM_BTF_* flag of ksym_btf_opts.
+pub const KSYM_BTF_FLAGS_ALL: c_uint = KSYM_BTF_NO_SNAPSHOT;
 
 /// The kernel BTF behind a handle, or KSYM_ERR_INVALID for NULL.
 ///
@@ -140,7 +159,7 @@ pub unsafe extern "C" fn ksym_btf_open(opts: *const ksym_btf_opts) -> *mut ksym_
     ptr_call(|| {
         // SAFETY: `opts` as # Safety says.
         let o = unsafe { read_opts(opts, "ksym_btf_opts") }?;
-        check_flags(o.flags, 0, "ksym_btf_opts.flags")?;
+        check_flags(o.flags, KSYM_BTF_FLAGS_ALL, "ksym_btf_opts.flags")?;
         check_reserved(o.reserved, "ksym_btf_opts.reserved")?;
         // SAFETY: the strings of the caller's struct (# Safety).
         let options = unsafe {
@@ -150,6 +169,9 @@ pub unsafe extern "C" fn ksym_btf_open(opts: *const ksym_btf_opts) -> *mut ksym_
                 filter_functions_path: c_path(o.filter_functions_path),
                 kconfig_path: c_path(o.kconfig_path),
                 kallsyms_path: c_path(o.kallsyms_path),
+                no_snapshot: o.flags & KSYM_BTF_NO_SNAPSHOT != 0,
+                snapshot_dir: c_path(o.snapshot_dir),
+                boot_id_path: None,
             }
         };
         Ok(Box::into_raw(Box::new(ksym_btf {
@@ -235,6 +257,12 @@ pub unsafe extern "C" fn ksym_btf_stats(btf: *const ksym_btf, out: *mut ksym_btf
         }
         if s.objects_listed {
             flags |= KSYM_BTF_STATS_OBJECT_IDS;
+        }
+        if s.snapshot_loaded {
+            flags |= KSYM_BTF_STATS_SNAPSHOT;
+        }
+        if s.snapshot_written {
+            flags |= KSYM_BTF_STATS_SNAPSHOT_WRITTEN;
         }
         let v = ksym_btf_stats {
             sz: std::mem::size_of::<ksym_btf_stats>(),

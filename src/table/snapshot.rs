@@ -35,7 +35,6 @@
 //!      would cost what the whole open may), bounds-checked where used
 //! ```
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -44,12 +43,12 @@ use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
 use crate::base::hash::{hash, NameIndex};
 use crate::base::mapped::{Mapping, Store};
-use crate::base::private::{self, Dir, Opened, Temp};
+use crate::base::private::{self, identity, push_str, Dir, Opened, Temp};
 use crate::base::read::{limits, read_file};
 use crate::formats::kallsyms::Format;
 use crate::rules::modules::ModuleSet;
 
-pub const DEFAULT_DIR: &str = "/run/ksym";
+pub use crate::base::private::DEFAULT_DIR;
 const MAGIC: &[u8; 8] = b"KSYMSNAP";
 const VERSION: u32 = 1;
 const HEADER: usize = 256;
@@ -155,24 +154,6 @@ fn word(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// A file's identity, or zeros (procfs, or missing).
-fn identity(path: &Path) -> [u64; 4] {
-    match std::fs::metadata(path) {
-        Ok(m) if m.size() > 0 => [
-            m.dev(),
-            m.ino(),
-            m.size(),
-            m.mtime() as u64 * 1_000_000_000 + m.mtime_nsec() as u64,
-        ],
-        _ => [0; 4],
-    }
-}
-
-fn push_str(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend_from_slice(&le(s.len() as u64));
-    out.extend_from_slice(s);
-}
-
 /// Is this process one that may use snapshots: effective uid 0, and
 /// /proc/kallsyms shows it real addresses?
 fn privileged() -> bool {
@@ -201,13 +182,7 @@ impl Plan {
             .snapshot_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
-        let boot_id_path = opts
-            .boot_id_path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/proc/sys/kernel/random/boot_id"));
-        let boot = read_file(&boot_id_path, 0, limits::SMALL, "a boot id")
-            .map_err(|e| format!("not used: {}", e.message()))?;
-        let (release, version) = crate::base::sys::kernel_release_version();
+        let boot = private::boot_key(opts.boot_id_path.as_deref())?;
         let ranges = opts.builtin_ranges_path.clone().unwrap_or_default();
         let vmlinux = opts.vmlinux_path.clone().unwrap_or_default();
         // The name: which source and options; the key: which boot and files.
@@ -217,9 +192,7 @@ impl Plan {
         }
         what.push(opts.builtin_ranges_path.is_none() as u8);
         let mut key = what.clone();
-        push_str(&mut key, &boot);
-        push_str(&mut key, &release);
-        push_str(&mut key, &version);
+        key.extend_from_slice(&boot);
         for p in [source, &ranges, &vmlinux] {
             for v in identity(p) {
                 key.extend_from_slice(&le(v));
@@ -243,7 +216,7 @@ impl Plan {
     /// The table of a valid snapshot, if there is one.
     pub(super) fn load(&self, opts: &Options) -> Result<(Table, usize), String> {
         let dir = Dir::trusted(&self.dir)?;
-        let Opened { map, len } = dir.open(&self.path, HEADER)?;
+        let Opened { map, len } = dir.open(&self.path, HEADER, false)?;
         let t = from_mapping(&map, &self.key, opts).ok_or_else(|| {
             format!(
                 "{}: stale, foreign or damaged: not used",

@@ -18,78 +18,57 @@ impl Btf {
     }
 
     fn parse_with(data: Store<u8>, base: Option<Arc<Btf>>) -> Result<Btf> {
-        if data.len() < 24 {
-            return Err(bad(format!(
-                "{} bytes: shorter than the header",
-                data.len()
-            )));
-        }
-        let magic = u16::from_le_bytes([data[0], data[1]]);
-        if magic != MAGIC {
-            return Err(bad(if magic.swap_bytes() == MAGIC {
-                "big-endian BTF is not supported".to_string()
-            } else {
-                format!("bad magic {magic:#06x} (expected 0xeb9f)")
-            }));
-        }
-        if data[2] != 1 {
-            return Err(bad(format!("version {}, expected 1", data[2])));
-        }
-        let hdr_len = word(&data, 4) as usize;
-        if hdr_len < 24 || hdr_len > data.len() {
-            return Err(bad(format!("header length {hdr_len}")));
-        }
-        let (type_off, type_len) = (word(&data, 8) as usize, word(&data, 12) as usize);
-        let (str_off, str_len) = (word(&data, 16) as usize, word(&data, 20) as usize);
-        let section = |off: usize, len: usize, what: &str| -> Result<std::ops::Range<usize>> {
-            let start = hdr_len
-                .checked_add(off)
-                .filter(|&s| s <= data.len())
-                .ok_or_else(|| bad(format!("{what} section starts past the end")))?;
-            let end = start
-                .checked_add(len)
-                .filter(|&e| e <= data.len())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "{what} section ({len} bytes at {off}) ends past the end ({} bytes)",
-                        data.len()
-                    ))
-                })?;
-            Ok(start..end)
-        };
-        let types = section(type_off, type_len, "type")?;
-        let strings = section(str_off, str_len, "string")?;
-        if types.start < strings.end && strings.start < types.end {
-            return Err(bad("the type and string sections overlap"));
-        }
-        let (first_id, first_str) = match &base {
-            None => {
-                if data.get(strings.start).is_some_and(|&b| b != 0) {
-                    return Err(bad(
-                        "the string section does not start with an empty string",
-                    ));
-                }
-                (1, 0)
-            }
-            Some(b) => (b.end_id(), b.str_end()),
-        };
-        let str_total = first_str as u64 + strings.len() as u64;
-        if str_total > u32::MAX as u64 {
-            return Err(bad("string section larger than 4 GiB"));
-        }
-        let mut btf = Btf {
-            data,
-            types,
-            strings,
-            offsets: Vec::new(),
-            base,
-            first_id,
-            first_str,
-        };
+        let mut btf = Self::frame(data, base)?;
         btf.index_types()?;
         Ok(btf)
     }
 
+    /// Base BTF checked before: the same bytes went through
+    /// [`Btf::parse`] (in this boot, by the process that wrote a
+    /// snapshot), which found its types at `offsets`. The header and the
+    /// section bounds are checked again; of the offsets, that there is one
+    /// or more, that they rise, that the first is the type section's start
+    /// and that the last type ends it exactly. The rest of that check is
+    /// not repeated (it is what the snapshot saves): whoever hands in the
+    /// offsets vouches for them. A wrong one can give a wrong answer or a
+    /// bounds-check failure (`KSYM_ERR_INTERNAL` at the C boundary), never
+    /// an unchecked read. On failure the bytes come back with the error,
+    /// for a full [`Btf::parse`].
+    pub fn with_offsets(
+        data: Store<u8>,
+        offsets: Store<u32>,
+    ) -> std::result::Result<Btf, (Error, Store<u8>)> {
+        let l = match Layout::of(&data, None) {
+            Ok(l) => l,
+            Err(e) => return Err((e, data)),
+        };
+        let t = l.types.clone();
+        let rising = offsets.windows(2).all(|w| w[0] < w[1]);
+        let last_ends = offsets.last().is_some_and(|&at| {
+            let at = at as usize;
+            at >= t.start && at.checked_add(12).is_some_and(|h| h <= t.end) && {
+                let info = word(&data, at + 4);
+                extra_len((info >> 24) & 0x1f, (info & 0xffff) as usize)
+                    .is_some_and(|x| at + 12 + x == t.end)
+            }
+        });
+        if offsets.first().map(|&o| o as usize) != Some(t.start)
+            || !rising
+            || !last_ends
+            || offsets.len() as u64 > MAX_TYPE as u64
+        {
+            return Err((bad("the type offsets do not fit the type section"), data));
+        }
+        let mut btf = l.into_btf(data, None);
+        btf.offsets = offsets;
+        Ok(btf)
+    }
+
+    /// The header and the sections' bounds, with no type read yet.
+    fn frame(data: Store<u8>, base: Option<Arc<Btf>>) -> Result<Btf> {
+        let l = Layout::of(&data, base.as_ref())?;
+        Ok(l.into_btf(data, base))
+    }
     /// Finds where each type starts and checks, in the same pass, its kind,
     /// its length, and that every string offset and type id it holds is in
     /// range (type ids against the final count, once it is known; a FUNC's
@@ -215,7 +194,97 @@ impl Btf {
                 )));
             }
         }
-        self.offsets = offsets;
+        self.offsets = offsets.into();
         Ok(())
+    }
+}
+
+/// Where a blob's sections are and how its ids and strings are numbered.
+struct Layout {
+    types: std::ops::Range<usize>,
+    strings: std::ops::Range<usize>,
+    first_id: u32,
+    first_str: u32,
+}
+
+impl Layout {
+    fn of(data: &[u8], base: Option<&Arc<Btf>>) -> Result<Layout> {
+        if data.len() < 24 {
+            return Err(bad(format!(
+                "{} bytes: shorter than the header",
+                data.len()
+            )));
+        }
+        let magic = u16::from_le_bytes([data[0], data[1]]);
+        if magic != MAGIC {
+            return Err(bad(if magic.swap_bytes() == MAGIC {
+                "big-endian BTF is not supported".to_string()
+            } else {
+                format!("bad magic {magic:#06x} (expected 0xeb9f)")
+            }));
+        }
+        if data[2] != 1 {
+            return Err(bad(format!("version {}, expected 1", data[2])));
+        }
+        let hdr_len = word(data, 4) as usize;
+        if hdr_len < 24 || hdr_len > data.len() {
+            return Err(bad(format!("header length {hdr_len}")));
+        }
+        let (type_off, type_len) = (word(data, 8) as usize, word(data, 12) as usize);
+        let (str_off, str_len) = (word(data, 16) as usize, word(data, 20) as usize);
+        let section = |off: usize, len: usize, what: &str| -> Result<std::ops::Range<usize>> {
+            let start = hdr_len
+                .checked_add(off)
+                .filter(|&s| s <= data.len())
+                .ok_or_else(|| bad(format!("{what} section starts past the end")))?;
+            let end = start
+                .checked_add(len)
+                .filter(|&e| e <= data.len())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "{what} section ({len} bytes at {off}) ends past the end ({} bytes)",
+                        data.len()
+                    ))
+                })?;
+            Ok(start..end)
+        };
+        let types = section(type_off, type_len, "type")?;
+        let strings = section(str_off, str_len, "string")?;
+        if types.start < strings.end && strings.start < types.end {
+            return Err(bad("the type and string sections overlap"));
+        }
+        let (first_id, first_str) = match base {
+            None => {
+                if data.get(strings.start).is_some_and(|&b| b != 0) {
+                    return Err(bad(
+                        "the string section does not start with an empty string",
+                    ));
+                }
+                (1, 0)
+            }
+            Some(b) => (b.end_id(), b.str_end()),
+        };
+        let str_total = first_str as u64 + strings.len() as u64;
+        if str_total > u32::MAX as u64 {
+            return Err(bad("string section larger than 4 GiB"));
+        }
+        Ok(Layout {
+            types,
+            strings,
+            first_id,
+            first_str,
+        })
+    }
+
+    fn into_btf(self, data: Store<u8>, base: Option<Arc<Btf>>) -> Btf {
+        Btf {
+            data,
+            types: self.types,
+            strings: self.strings,
+            offsets: Store::default(),
+            base,
+            first_id: self.first_id,
+            first_str: self.first_str,
+        }
     }
 }

@@ -112,7 +112,7 @@ pub struct Btf {
     types: std::ops::Range<usize>,
     strings: std::ops::Range<usize>,
     /// Offset in `data` of each of this blob's own types.
-    offsets: Vec<u32>,
+    offsets: Store<u32>,
     /// The base of a split BTF.
     base: Option<Arc<Btf>>,
     /// The id of this blob's first type (1, or the base's end).
@@ -322,6 +322,12 @@ impl Btf {
     /// (id, name offset) of this blob's own types, in id order.
     pub fn own_names(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.own_names_in(0..self.offsets.len())
+    }
+
+    /// Where each own type starts in [`Btf::bytes`] (what
+    /// [`Btf::with_offsets`] takes again).
+    pub fn type_offsets(&self) -> &Store<u32> {
+        &self.offsets
     }
 
     /// The number of the blob's own types.
