@@ -129,7 +129,7 @@ impl Indexed {
     /// too? (The name index itself is probed with bounds checks: a damaged
     /// slot is a name not found.)
     pub fn fits(own: std::ops::Range<u32>, ids: &[u32], flavored: &[(u64, u32)]) -> bool {
-        ids.windows(2).all(|w| w[0] < w[1])
+        crate::base::bytes::strictly_rising(ids)
             && ids.first().is_none_or(|i| own.contains(i))
             && ids.last().is_none_or(|i| own.contains(i))
             && flavored.iter().all(|(_, i)| own.contains(i))

@@ -43,7 +43,7 @@ impl Btf {
             Err(e) => return Err((e, data)),
         };
         let t = l.types.clone();
-        let rising = offsets.windows(2).all(|w| w[0] < w[1]);
+        let rising = crate::base::bytes::strictly_rising(&offsets);
         let last_ends = offsets.last().is_some_and(|&at| {
             let at = at as usize;
             at >= t.start && at.checked_add(12).is_some_and(|h| h <= t.end) && {
