@@ -26,6 +26,35 @@ unsafe impl Plain for u32 {}
 // SAFETY: as above.
 unsafe impl Plain for u64 {}
 
+/// Appends the values of `bytes` (whole values of `T`; a partial one at
+/// the end is ignored) to `out`. `T` must be laid out as the bytes are:
+/// `repr(C)`, its fields in the bytes' order, little-endian. On a
+/// little-endian host that is one copy (the values are the bytes); on
+/// others each value is decoded by `decode`. Sound either way (`T: Plain`:
+/// every bit pattern is a value); `decode` says what "laid out as" means.
+pub fn extend_le<T: Plain>(out: &mut Vec<T>, bytes: &[u8], decode: impl Fn(&[u8]) -> T) {
+    let size = std::mem::size_of::<T>();
+    let n = bytes.len() / size;
+    if cfg!(target_endian = "little") {
+        out.reserve(n);
+        let len = out.len();
+        // SAFETY: `reserve` made room for `n` values after `len`; the
+        // source holds `n * size` bytes and does not overlap the vector's
+        // spare capacity; `T: Plain` has no padding and no invalid bit
+        // pattern, so the bytes copied are `n` initialised values.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                out.as_mut_ptr().add(len) as *mut u8,
+                n * size,
+            );
+            out.set_len(len + n);
+        }
+    } else {
+        out.extend(bytes.chunks_exact(size).map(decode));
+    }
+}
+
 /// A file mapped read-only (private), unmapped on drop.
 pub struct Mapping {
     ptr: *const u8,

@@ -11,6 +11,12 @@ pub struct Insn {
     pub imm: i32,
 }
 
+// SAFETY: four integer fields of 1, 1, 2 and 4 bytes in that order:
+// `repr(C)` puts them at offsets 0, 1, 2 and 4 with no padding (8 bytes,
+// as `layout_is_struct_bpf_insn` checks), and every bit pattern of each is
+// a value.
+unsafe impl crate::base::mapped::Plain for Insn {}
+
 /// `BPF_LD | BPF_IMM | BPF_DW`: the first half of a 64-bit immediate load.
 pub const LD_IMM64: u8 = 0x18;
 /// `BPF_JMP | BPF_CALL`.
@@ -87,13 +93,10 @@ impl<'a> Insns<'a> {
         Insn::from_bytes(&self.0[i * 8..i * 8 + 8])
     }
 
-    /// Appends instructions `start..start + n` to `out`.
+    /// Appends instructions `start..start + n` to `out` (one copy: an
+    /// `Insn` is laid out as `struct bpf_insn`'s bytes).
     pub fn copy_to(&self, start: usize, n: usize, out: &mut Vec<Insn>) {
-        out.extend(
-            self.0[start * 8..(start + n) * 8]
-                .chunks_exact(8)
-                .map(Insn::from_bytes),
-        );
+        crate::base::mapped::extend_le(out, &self.0[start * 8..(start + n) * 8], Insn::from_bytes);
     }
 }
 
@@ -123,5 +126,29 @@ mod tests {
         let mut out = Vec::new();
         v.copy_to(1, 1, &mut out);
         assert_eq!(out, vec![v.get(1)]);
+    }
+
+    #[test]
+    fn copy_to_is_decoding_every_instruction() {
+        // Arbitrary bytes (every value of every field), copied from odd
+        // starts onto a vector that already holds some.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let bytes: Vec<u8> = (0..8 * 1000 + 5)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let v = Insns::new(&bytes);
+        for (start, n) in [(0, 1000), (3, 500), (999, 1), (10, 0)] {
+            let mut out = vec![Insn::default(); 3];
+            v.copy_to(start, n, &mut out);
+            let want: Vec<Insn> = std::iter::repeat_n(Insn::default(), 3)
+                .chain((start..start + n).map(|i| v.get(i)))
+                .collect();
+            assert_eq!(out, want, "{start}+{n}");
+        }
     }
 }

@@ -345,33 +345,15 @@ fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
 /// func_info and line_info of the layout's pieces, rebased to final
 /// instruction indices.
 fn ext_records(code: &Code<'_>, ext: &BtfExt<'_>, pieces: &[Piece], out: &mut Layout) {
-    debug_assert_eq!(FUNC_INFO_SIZE, 8);
-    debug_assert_eq!(LINE_INFO_SIZE, 16);
     let mut funcs: Vec<u8> = Vec::new();
     let mut lines: Vec<u8> = Vec::new();
     for p in pieces {
         let name = code.secs[p.sec].name;
-        // A record of this piece, its instruction offset made final.
-        let add = |out: &mut Vec<u8>, rec: &[u8], size: usize| {
-            let Some(off) = rec.get(0..4) else { return };
-            let off = u32::from_le_bytes([off[0], off[1], off[2], off[3]]) as usize;
-            let idx = off / 8;
-            if off % 8 == 0 && idx >= p.start && idx < p.start + p.len && rec.len() >= size {
-                out.extend_from_slice(&((p.at + idx - p.start) as u32).to_le_bytes());
-                out.extend_from_slice(&rec[4..size]);
-            }
-        };
         if let Some(s) = ext.func_info.get(name) {
-            funcs.reserve(s.len() * FUNC_INFO_SIZE);
-            for r in s.records() {
-                add(&mut funcs, r, FUNC_INFO_SIZE);
-            }
+            rebase::<FUNC_INFO_SIZE>(s, p, &mut funcs);
         }
         if let Some(s) = ext.line_info.get(name) {
-            lines.reserve(s.len() * LINE_INFO_SIZE);
-            for r in s.records() {
-                add(&mut lines, r, LINE_INFO_SIZE);
-            }
+            rebase::<LINE_INFO_SIZE>(s, p, &mut lines);
         }
     }
     // Pieces are placed in order and each section's records are sorted by
@@ -379,6 +361,34 @@ fn ext_records(code: &Code<'_>, ext: &BtfExt<'_>, pieces: &[Piece], out: &mut La
     // already; sort the others (stably, as before).
     out.func_info = sorted_records::<FUNC_INFO_SIZE>(funcs);
     out.line_info = sorted_records::<LINE_INFO_SIZE>(lines);
+}
+
+/// Appends the records of `s` that fall in piece `p` (an instruction
+/// offset in bytes, aligned, inside it), each `N` bytes with its offset
+/// made the final instruction index. A large program has tens of
+/// thousands of line_info records: one tight loop per part of the
+/// section, no per-record closure or bounds check beyond the record's.
+fn rebase<const N: usize>(s: &super::btf_ext::ExtSection<'_>, p: &Piece, out: &mut Vec<u8>) {
+    let size = s.record_size;
+    if size < N {
+        return;
+    }
+    let (lo, hi) = (p.start as u64 * 8, (p.start + p.len) as u64 * 8);
+    // final index = idx - start + at, which wraps in u64 when at < start.
+    let shift = (p.at as u64).wrapping_sub(p.start as u64);
+    out.reserve(s.len() * N);
+    for part in &s.parts {
+        for r in part.chunks_exact(size) {
+            let off = u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64;
+            if off % 8 != 0 || off < lo || off >= hi {
+                continue;
+            }
+            let mut rec = [0u8; N];
+            rec[..4].copy_from_slice(&((off / 8).wrapping_add(shift) as u32).to_le_bytes());
+            rec[4..].copy_from_slice(&r[4..N]);
+            out.extend_from_slice(&rec);
+        }
+    }
 }
 
 /// Records of `N` bytes sorted by their first u32 (the final instruction).
