@@ -43,6 +43,12 @@ fn libbpf_btf() -> Option<LibbpfBtf> {
 
 const FUNC: u32 = 12;
 
+/// Snapshots are root's only: without root the snapshot rows are left out.
+fn root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// `n` FUNC names of the running kernel's BTF, picked at random.
 fn func_names(n: usize) -> Vec<CString> {
     let data = std::fs::read("/sys/kernel/btf/vmlinux").expect("read /sys/kernel/btf/vmlinux");
@@ -69,6 +75,48 @@ impl Drop for BtfGuard {
 fn btf_open() -> BtfGuard {
     let b = unsafe { ksym_btf_open(std::ptr::null()) };
     assert!(!b.is_null(), "ksym_btf_open: {}", last_error());
+    BtfGuard(b)
+}
+
+/// How vmlinux's BTF is opened: read and checked (no snapshot), the first
+/// open of a boot (writing the snapshot to `dir`), or from the snapshot.
+#[derive(Clone, Copy, PartialEq)]
+enum Open<'d> {
+    Read,
+    Writing(&'d CStr),
+    Snapshot(&'d CStr),
+}
+
+fn btf_open_as(how: Open<'_>) -> BtfGuard {
+    let mut o = ksym_btf_opts::default();
+    match how {
+        Open::Read => o.flags = KSYM_BTF_NO_SNAPSHOT,
+        Open::Writing(d) | Open::Snapshot(d) => o.snapshot_dir = d.as_ptr(),
+    }
+    if let Open::Writing(d) = how {
+        // The first open of a boot: no snapshot there yet.
+        let dir = Path::new(std::ffi::OsStr::new(d.to_str().unwrap()));
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    let b = unsafe { ksym_btf_open(&o) };
+    assert!(!b.is_null(), "ksym_btf_open: {}", last_error());
+    let mut st = ksym_btf_stats {
+        sz: std::mem::size_of::<ksym_btf_stats>(),
+        ..Default::default()
+    };
+    unsafe { ksym_btf_stats(b, &mut st) };
+    let want = match how {
+        Open::Read => 0,
+        Open::Writing(_) => KSYM_BTF_STATS_SNAPSHOT_WRITTEN,
+        Open::Snapshot(_) => KSYM_BTF_STATS_SNAPSHOT,
+    };
+    assert_eq!(
+        st.flags & (KSYM_BTF_STATS_SNAPSHOT | KSYM_BTF_STATS_SNAPSHOT_WRITTEN),
+        want,
+        "snapshot state (root is needed for snapshots)"
+    );
     BtfGuard(b)
 }
 
@@ -100,16 +148,36 @@ pub fn bench_btf() {
     let names = func_names(1000);
     let rounds = 15;
 
-    // ksym_btf_open + 1000 finds, against libbpf's load + 1000 finds.
+    // ksym_btf_open + 1000 finds, against libbpf's load + 1000 finds: read
+    // and checked (no snapshot), and from the snapshot a first open of the
+    // boot wrote (in a private directory of the bench's).
+    let dir = std::env::temp_dir().join(format!("ksym-bench-btf-{}", std::process::id()));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    }
+    let cdir = CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    let snap = root();
     let lib = libbpf_btf();
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    let mut check = (0u32, 0u32);
+    let (mut read, mut from_snap, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut check = (0u32, 0u32, 0u32);
+    if snap {
+        drop(btf_open_as(Open::Writing(&cdir)));
+    }
     for _ in 0..rounds {
-        ours.push(time(1, || {
-            let b = btf_open();
+        read.push(time(1, || {
+            // Freed inside the clock, as libbpf's btf__free is.
+            let b = btf_open_as(Open::Read);
             check.0 = find_all(&b, &names);
-            b
+            drop(b);
         }));
+        if snap {
+            from_snap.push(time(1, || {
+                let b = btf_open_as(Open::Snapshot(&cdir));
+                check.2 = find_all(&b, &names);
+                drop(b);
+            }));
+        }
         if let Some(l) = &lib {
             theirs.push(time(1, || unsafe {
                 let b = (l.load_vmlinux)();
@@ -125,38 +193,69 @@ pub fn bench_btf() {
             }));
         }
     }
-    let ours_m = median(ours.clone());
     match &lib {
         Some(_) => {
             assert_eq!(check.0, check.1, "libksym and libbpf found different ids");
-            let ratio = paired_ratio(&ours, &theirs);
             rows.push(row(
                 "libbpf: btf__load_vmlinux_btf + btf__find_by_name_kind, 1000 FUNC names",
-                ms(median(theirs)),
+                ms(median(theirs.clone())),
                 "1.00",
                 "baseline",
             ));
+            let ratio = paired_ratio(&read, &theirs);
             rows.push(row(
-                "ksym_btf_open + ksym_btf_find, the same 1000 names (same ids)",
-                ms(ours_m),
+                "ksym_btf_open (read, check, index; no snapshot) + ksym_btf_find, the same 1000 names (same ids)",
+                ms(median(read.clone())),
                 format!("{ratio:.3}"),
                 format!("≤ 0.5 × libbpf: {}", verdict(ratio <= 0.5)),
             ));
+            if snap {
+                assert_eq!(check.2, check.1, "the snapshot's ids differ from libbpf's");
+                let ratio = paired_ratio(&from_snap, &theirs);
+                rows.push(row(
+                    "ksym_btf_open from the BTF snapshot + ksym_btf_find, the same 1000 names (same ids)",
+                    ms(median(from_snap.clone())),
+                    format!("{ratio:.4}"),
+                    format!("≤ 0.5 × libbpf: {}", verdict(ratio <= 0.5)),
+                ));
+            }
         }
         None => rows.push(row(
             "ksym_btf_open + ksym_btf_find, 1000 FUNC names (libbpf not installed: no baseline)",
-            ms(ours_m),
+            ms(median(read.clone())),
             "",
             "",
         )),
     }
-    let open_only = time(rounds, btf_open);
     rows.push(row(
-        "of which ksym_btf_open (read, check, index vmlinux BTF)",
-        ms(open_only),
+        "ksym_btf_open alone: read, check and index vmlinux's BTF (no snapshot)",
+        ms(time(rounds, || btf_open_as(Open::Read))),
         "",
         "",
     ));
+    if snap {
+        rows.push(row(
+            "ksym_btf_open alone, first of a boot (also writes the snapshot)",
+            ms(time(rounds, || btf_open_as(Open::Writing(&cdir)))),
+            "",
+            "",
+        ));
+        let size = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .sum::<u64>();
+        rows.push(row(
+            format!(
+                "ksym_btf_open alone, from the snapshot ({:.1} MB)",
+                size as f64 / 1e6
+            ),
+            ms(time(rounds, || btf_open_as(Open::Snapshot(&cdir)))),
+            "",
+            "",
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     let b = btf_open();
     find_all(&b, &names);
     let warm = per_item(rounds, names.len(), || find_all(&b, &names) as u64);
@@ -214,7 +313,7 @@ pub fn bench_btf() {
         "tracefs unreadable here: BTF and kallsyms only"
     };
     rows.push(row(
-        format!("ksym_bpf_program_expand over vmlinux`*: {count} fentry aliases ({filter}), fresh ksym_btf"),
+        format!("ksym_bpf_program_expand over vmlinux`*: {count} fentry aliases ({filter}), fresh ksym_btf (from the snapshots)"),
         ms(cold),
         "",
         format!("≤ 50 ms: {}", verdict(cold <= 0.050)),

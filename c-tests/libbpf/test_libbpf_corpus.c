@@ -7,7 +7,11 @@
  *     bpf_object__load), libksym given libbpf's map fds so that every byte
  *     compares: CO-RE, typed ksyms, kfuncs, .kconfig, subprograms, maps;
  *   - the program loads through the bundled loader (tools/bpf_loader.h),
- *     which creates the maps itself from what libksym says of them.
+ *     which creates the maps itself from what libksym says of them;
+ *   - its func_info and line_info, as the kernel reports them for the two
+ *     loaded programs (same instructions, so the same verifier rewrites),
+ *     are libbpf's: every record's instruction, column, function name,
+ *     file name and source line (names through each program's BTF).
  * The counts are printed (the README reports them). libbpf is given each
  * object whole first; when that fails (a program this kernel refuses), one
  * program at a time, the others not autoloaded.
@@ -16,6 +20,7 @@
 #include "../check.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +41,80 @@ static size_t n_slots;
  * attach type) are libbpf's, and struct_ops maps whose kernel value type
  * is. */
 static size_t n_struct_ops, n_struct_ops_maps;
+/* Programs whose func_info and line_info the kernel reports the same for
+ * libbpf's and the bundled loader's, and how many records they hold. */
+static size_t n_debug_same, n_debug_records;
+
+/* The func_info and line_info the kernel holds for a loaded program, as
+ * text: "F <insn> <func name>" and "L <insn> <col> <file> | <line>" lines,
+ * names read through the program's BTF (the ids and string offsets of two
+ * loads differ; what they name must not). NULL when it cannot be read;
+ * `*records`: how many. */
+static char *kernel_debug_info(int fd, size_t *records)
+{
+    struct bpf_prog_info info;
+    uint32_t len = sizeof(info);
+    memset(&info, 0, sizeof(info));
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+        return NULL;
+    uint32_t nf = info.nr_func_info, nl = info.nr_line_info, btf_id = info.btf_id;
+    struct bpf_func_info *fi = calloc(nf + 1, sizeof(*fi));
+    struct bpf_line_info *li = calloc(nl + 1, sizeof(*li));
+    memset(&info, 0, sizeof(info));
+    info.nr_func_info = nf;
+    info.func_info_rec_size = sizeof(*fi);
+    info.func_info = (uint64_t)(uintptr_t)fi;
+    info.nr_line_info = nl;
+    info.line_info_rec_size = sizeof(*li);
+    info.line_info = (uint64_t)(uintptr_t)li;
+    len = sizeof(info);
+    struct btf *btf = btf_id ? btf__load_from_kernel_by_id(btf_id) : NULL;
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && f && (btf || (nf == 0 && nl == 0))) {
+        for (uint32_t i = 0; i < nf; i++) {
+            const struct btf_type *t = btf__type_by_id(btf, fi[i].type_id);
+            fprintf(f, "F %u %s\n", fi[i].insn_off, t ? btf__name_by_offset(btf, t->name_off) : "?");
+        }
+        for (uint32_t i = 0; i < nl; i++) {
+            const char *file = btf__name_by_offset(btf, li[i].file_name_off);
+            const char *line = btf__name_by_offset(btf, li[i].line_off);
+            fprintf(f, "L %u %u %s | %s\n", li[i].insn_off, li[i].line_col, file ? file : "?", line ? line : "?");
+        }
+        *records = nf + nl;
+    } else if (f) {
+        fclose(f);
+        free(out);
+        f = NULL;
+        out = NULL;
+    }
+    if (f)
+        fclose(f);
+    btf__free(btf);
+    free(fi);
+    free(li);
+    return out;
+}
+
+/* What the kernel reported of libbpf's programs of the object under test,
+ * by name, for the bundled loader's to be compared with. */
+struct debug_seen {
+    char *name, *info;
+};
+static struct debug_seen *seen;
+static size_t n_seen;
+
+static void forget_debug_info(void)
+{
+    for (size_t i = 0; i < n_seen; i++) {
+        free(seen[i].name);
+        free(seen[i].info);
+    }
+    free(seen);
+    seen = NULL;
+    n_seen = 0;
+}
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -140,6 +219,13 @@ static void compare(const char *file, struct bpf_object *lb, struct bpf_program 
                     (unsigned)bpf_program__expected_attach_type(lp));
         CHECK(ok);
         n_struct_ops += ok;
+    }
+    size_t records = 0;
+    char *dbg = kernel_debug_info(bpf_program__fd(lp), &records);
+    if (dbg) {
+        seen = realloc(seen, (n_seen + 1) * sizeof(*seen));
+        seen[n_seen].name = strdup(name);
+        seen[n_seen++].info = dbg;
     }
     const struct ksym_bpf_insn *got = ksym_bpf_program_insns(k->o, idx, &cnt);
     CHECK(got != NULL);
@@ -247,6 +333,23 @@ static void bundled(const char *file, const char *path, char **names, size_t n)
         FILE *report = verbose ? stderr : NULL;
         if (kl_load_prog(o, &l, idx, report) >= 0) {
             n_bundled++;
+            /* The kernel's func_info and line_info of this load and of
+             * libbpf's. */
+            const char *want = NULL;
+            for (size_t s = 0; s < n_seen; s++)
+                if (!strcmp(seen[s].name, names[i]))
+                    want = seen[s].info;
+            size_t records = 0;
+            char *got = kernel_debug_info(l.prog_fds[idx], &records);
+            int same = want && got && !strcmp(want, got);
+            if (!same)
+                fprintf(stderr, "DEBUG %s %s: func_info/line_info differ from libbpf's\n--- libbpf\n%.2000s--- "
+                                "libksym\n%.2000s",
+                        file, names[i], want ? want : "(none)\n", got ? got : "(none)\n");
+            CHECK(same);
+            n_debug_same += same;
+            n_debug_records += same ? records : 0;
+            free(got);
         } else {
             fprintf(stderr, "LOAD %s %s: bundled loader: %s\n", file, names[i], strerror(-l.prog_fds[idx]));
             CHECK(0);
@@ -330,6 +433,7 @@ static void check_object(const char *dir, const char *file)
     free(done);
     if (k.o && nl)
         bundled(file, path, loaded, nl);
+    forget_debug_info();
     for (i = 0; i < np; i++)
         free(names[i]);
     free(names);
@@ -385,9 +489,11 @@ int main(int argc, char **argv)
     printf("  corpus: %zu objects (libbpf cannot open %zu, libksym %zu), %zu programs; libbpf %s loads %zu: "
            "%zu identical in libksym, %zu load through the bundled loader; %zu initial slots of maps of maps "
            "and program arrays as libbpf fills them; %zu struct_ops programs attach to libbpf's kernel member, "
-           "%zu struct_ops maps have its kernel value type\n",
+           "%zu struct_ops maps have its kernel value type; %zu have libbpf's func_info and line_info "
+           "(%zu records) as the kernel reports them\n",
            n_objects, n_libbpf_open_fail, n_ksym_open_fail, n_programs, libbpf_version_string(),
-           n_libbpf_loaded, n_identical, n_bundled, n_slots, n_struct_ops, n_struct_ops_maps);
+           n_libbpf_loaded, n_identical, n_bundled, n_slots, n_struct_ops, n_struct_ops_maps, n_debug_same,
+           n_debug_records);
     /* Every program libbpf loads is identical and loads through the
      * bundled loader. */
     CHECK(n_libbpf_loaded > 400);
@@ -395,6 +501,7 @@ int main(int argc, char **argv)
     CHECK(n_struct_ops > 0 && n_struct_ops_maps > 0);
     CHECK(n_identical == n_libbpf_loaded);
     CHECK(n_bundled == n_identical);
+    CHECK(n_debug_same == n_bundled && n_debug_records > 10000);
     ksym_cache_free(cache);
     ksym_btf_free(kbtf);
     return finish("test_libbpf_corpus");
