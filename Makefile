@@ -134,6 +134,9 @@ test-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 	$(CARGO) test --features test-hooks
+	# The bench (its own package, not built by cargo test) must still
+	# compile against the library: checked, not run.
+	$(CARGO) clippy -p ksym-bench --benches -- -D warnings
 	@if [ -s target/tmp/ksym-skipped ]; then cat target/tmp/ksym-skipped; fi
 
 # Only ksym_* symbols may be exported by the shared library.

@@ -4,6 +4,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 
 use ksym::ffi::bpf::*;
+use ksym::ffi::bpf_maps::*;
 use ksym::ffi::resolve::*;
 use ksym::ffi::table::*;
 

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
 use ksym::ffi::bpf::*;
+use ksym::ffi::bpf_attach::*;
 use ksym::ffi::btf::*;
 
 use crate::bpf::{bpf_open, last_error};
