@@ -45,6 +45,15 @@ if [ "$K" = /proc/kallsyms ] && [ -r /sys/kernel/btf/vmlinux ]; then
 fi
 
 show stat
+if [ -r /sys/kernel/btf/vmlinux ]; then
+    echo
+    echo "The kernel's BTF: types by name (module-qualified like symbols), and whether"
+    echo "the snapshot an earlier process of this boot wrote spared the check and index."
+    echo "\$ ksym btf vfs_read STRUCT:task_struct"
+    "$KSYM" btf vfs_read STRUCT:task_struct || true
+    echo "\$ ksym btf"
+    "$KSYM" btf || true
+fi
 show lookup schedule 'vmlinux`_text' vfs_read
 show lookup does_not_exist vfs_read.constprop.0
 addr=$("$KSYM" --kallsyms "$K" lookup schedule | cut -d' ' -f1)

@@ -53,7 +53,8 @@ struct options {
     int no_snapshot;
 };
 
-int cmd_trace(const char *pattern, int tracepoints, double interval, double duration, long top);
+int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
+              long top);
 
 static void usage(FILE *f)
 {
@@ -73,6 +74,8 @@ static void usage(FILE *f)
             "                    module`glob), one fentry alias each; --tracepoints: every BTF\n"
             "                    tracepoint (tp_btf); --interval S (1), --duration S (0: until\n"
             "                    Ctrl-C), --top N (20)\n"
+            "  btf [QUERY...]    the kernel's BTF: the types named (name, module`name, KIND:name),\n"
+            "                    or, with none, what was read and whether the snapshot was used\n"
             "  version           print the library version\n");
 }
 
@@ -101,6 +104,70 @@ static struct ksym_table *open_table(const struct options *o)
     if (!t)
         fail("cannot open the symbol table");
     return t;
+}
+
+/* The running kernel's BTF, with the snapshot options of the table's. */
+static struct ksym_btf *open_btf(const struct options *o)
+{
+    KSYM_OPTS(ksym_btf_opts, opts, .snapshot_dir = o->snapshot_dir,
+              .flags = o->no_snapshot ? KSYM_BTF_NO_SNAPSHOT : 0);
+    return ksym_btf_open(&opts);
+}
+
+static const char *btf_kind_name(uint32_t kind)
+{
+    static const char *const names[] = { "UNKN",   "INT",      "PTR",     "ARRAY",      "STRUCT",
+                                         "UNION",  "ENUM",     "FWD",     "TYPEDEF",    "VOLATILE",
+                                         "CONST",  "RESTRICT", "FUNC",    "FUNC_PROTO", "VAR",
+                                         "DATASEC", "FLOAT",   "DECL_TAG", "TYPE_TAG",  "ENUM64" };
+    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+/* The kernel's BTF: with queries, the type each names (any kind; "KIND:"
+ * in front picks one, e.g. STRUCT:task_struct); without, what was read
+ * and whether the snapshot was used. */
+static int cmd_btf(const struct options *o, int argc, char **argv)
+{
+    struct ksym_btf *btf = open_btf(o);
+    if (!btf)
+        return fail("cannot open the kernel's BTF");
+    int rc = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *q = argv[i], *colon = strchr(q, ':');
+        uint32_t kind = 0;
+        if (colon && strchr(q, '`') == NULL) {
+            for (uint32_t k = 1; k < 20; k++)
+                if ((size_t)(colon - q) == strlen(btf_kind_name(k)) && !strncmp(q, btf_kind_name(k), (size_t)(colon - q)))
+                    kind = k;
+            if (kind)
+                q = colon + 1;
+        }
+        struct ksym_btf_type t = { .sz = sizeof(t) };
+        if (ksym_btf_find(btf, q, kind, &t) != 0) {
+            fprintf(stderr, "%s: %s\n", argv[i], ksym_last_error_message());
+            rc = 1;
+            continue;
+        }
+        printf("[%u] %s %s`%s", t.type_id, btf_kind_name(t.kind), t.module, t.name);
+        if (t.obj_id)
+            printf(" (BTF object %u)", t.obj_id);
+        putchar('\n');
+    }
+    if (argc == 0) {
+        struct ksym_btf_stats st = { .sz = sizeof(st) };
+        if (ksym_btf_stats(btf, &st) != 0) {
+            ksym_btf_free(btf);
+            return fail("stats");
+        }
+        printf("vmlinux:      %u types\n", st.vmlinux_types);
+        printf("modules:      %zu with BTF (%zu read so far)\n", st.modules, st.modules_read);
+        printf("memory:       %zu bytes (the BTF, mapped or read, and its index)\n", st.memory_bytes);
+        printf("snapshot:     %s\n", (st.flags & KSYM_BTF_STATS_SNAPSHOT)           ? "checked and indexed by an earlier open (no check)"
+                                     : (st.flags & KSYM_BTF_STATS_SNAPSHOT_WRITTEN) ? "written by this open"
+                                                                                     : "none (root only; --no-snapshot)");
+    }
+    ksym_btf_free(btf);
+    return rc;
 }
 
 static int cmd_lookup(struct ksym_table *t, int argc, char **argv)
@@ -325,7 +392,7 @@ static int cmd_obj(const struct options *o, const char *path)
         }
     }
     /* Attach targets, against the running kernel's BTF when there is one. */
-    struct ksym_btf *btf = ksym_btf_open(NULL);
+    struct ksym_btf *btf = open_btf(o);
     printf("\nattach targets (%s):\n", btf ? "the running kernel's BTF and kallsyms" : "no kernel BTF here");
     if (!btf)
         printf("  %s\n", ksym_last_error_message());
@@ -539,7 +606,7 @@ static int run(const struct options *o, const char *cmd, int nargs, char **args)
     }
     int need_args = !strcmp(cmd, "lookup") || !strcmp(cmd, "addr") || !strcmp(cmd, "grep") ||
                     !strcmp(cmd, "resolve") || !strcmp(cmd, "obj") || !strcmp(cmd, "trace");
-    int known = need_args || !strcmp(cmd, "modules") || !strcmp(cmd, "stat");
+    int known = need_args || !strcmp(cmd, "modules") || !strcmp(cmd, "stat") || !strcmp(cmd, "btf");
     if (!known) {
         fprintf(stderr, "ksym: unknown command %s\n", cmd);
         usage(stderr);
@@ -556,6 +623,8 @@ static int run(const struct options *o, const char *cmd, int nargs, char **args)
 
     if (!strcmp(cmd, "resolve"))
         return cmd_resolve(o, nargs, args);
+    if (!strcmp(cmd, "btf"))
+        return cmd_btf(o, nargs, args);
     if (!strcmp(cmd, "obj"))
         return cmd_obj(o, args[0]);
     if (!strcmp(cmd, "trace")) {
@@ -566,7 +635,10 @@ static int run(const struct options *o, const char *cmd, int nargs, char **args)
             fprintf(stderr, "ksym: --interval and --top need positive values, --duration zero or more\n");
             return 2;
         }
-        return cmd_trace(args[0], o->tracepoints, interval, duration, top);
+        struct ksym_btf *btf = open_btf(o);
+        int rc = cmd_trace(btf, args[0], o->tracepoints, interval, duration, top);
+        ksym_btf_free(btf);
+        return rc;
     }
 
     struct ksym_table *t = open_table(o);

@@ -50,14 +50,16 @@ static void sleep_ms(long ms)
         ;
 }
 
-int cmd_trace(const char *pattern, int tracepoints, double interval, double duration, long top);
+int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
+              long top);
 
-int cmd_trace(const char *pattern, int tracepoints, double interval, double duration, long top)
+/* `btf`: the kernel's BTF, opened (and freed) by the caller; NULL when that failed. */
+int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
+              long top)
 {
     const char *body = tracepoints ? "count_tp_btf" : "count_fentry";
     const char *kind = tracepoints ? "tp_btf" : "fentry";
     struct ksym_bpf_object *obj = ksym_bpf_object_open_mem(count_bpf_o, sizeof(count_bpf_o));
-    struct ksym_btf *btf = ksym_btf_open(NULL);
     struct kl_loaded l;
     struct hit *hits = NULL;
     int rc = 1, stats = -1;
@@ -150,6 +152,5 @@ out:
     free(hits);
     kl_unload(&l);
     ksym_bpf_object_free(obj);
-    ksym_btf_free(btf);
     return rc;
 }
