@@ -1,6 +1,8 @@
-//! The kernel's BTF: vmlinux's (`/sys/kernel/btf/vmlinux`, or a file) and
-//! every module's split BTF (`/sys/kernel/btf/<module>`), each read once
-//! into one buffer and indexed by name when first asked; the kernel's ids
+//! The kernel's BTF: vmlinux's (`/sys/kernel/btf/vmlinux`, mapped in place
+//! where the kernel allows, or a file) and every module's split BTF
+//! (`/sys/kernel/btf/<module>`), each read once into one buffer, checked
+//! and indexed by name (vmlinux's check and index from a [`snapshot`]
+//! after the first open of a boot; a module's when first asked); the kernel's ids
 //! and fds of those BTF objects; the kernel symbols (kallsyms) and the
 //! functions ftrace can patch (tracefs), for attach targets.
 //!
@@ -9,12 +11,12 @@
 //! synchronised (everything lazy is behind a `OnceLock` or a mutex): any
 //! number of objects and threads can share one.
 
+mod filter;
 pub mod index;
 mod objects;
 pub mod snapshot;
 pub mod targets;
 
-use std::collections::HashSet;
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -22,11 +24,11 @@ use std::sync::{Arc, OnceLock};
 use crate::cname::CName;
 use crate::error::{Error, Result, NOT_FOUND};
 use crate::formats::btf::{self as raw, kind_name, Btf};
-use crate::formats::filter_functions;
 use crate::rules::answer::{self, btf_ambiguous, BtfScope};
 use crate::rules::modules::ModuleKind;
 use crate::rules::query::{module_eq, Query};
 use crate::table::{Options as TableOptions, Table};
+pub use filter::FilterFunctions;
 pub use index::Indexed;
 use objects::Objects;
 
@@ -53,91 +55,6 @@ pub struct Options {
     pub snapshot_dir: Option<PathBuf>,
     /// The boot id (`None`: the kernel's), for tests of the snapshot key.
     pub boot_id_path: Option<PathBuf>,
-}
-
-/// What is known of the functions ftrace can attach to.
-#[derive(Debug)]
-pub enum FilterFunctions {
-    /// Not checked (an empty `filter_functions_path`).
-    NotChecked,
-    /// tracefs could not be read: the reason (targets then rely on BTF
-    /// and kallsyms alone).
-    Unavailable(String),
-    /// The names (`name`, or `module`name` for modules).
-    Names(HashSet<Vec<u8>>),
-    /// The patch sites (`_addrs`), sorted, and the names.
-    Sites(Vec<u64>, HashSet<Vec<u8>>),
-}
-
-impl FilterFunctions {
-    /// May `module`name` at `[addr, addr + size)` be patched by ftrace?
-    /// (`true` when nothing is known.)
-    pub fn allows(&self, module: &[u8], name: &[u8], addr: u64, size: u64) -> bool {
-        let key = |m: &[u8]| -> Vec<u8> {
-            if m == b"vmlinux" {
-                name.to_vec()
-            } else {
-                [m, b"`", name].concat()
-            }
-        };
-        match self {
-            FilterFunctions::NotChecked | FilterFunctions::Unavailable(_) => true,
-            FilterFunctions::Names(n) => n.contains(&key(module)),
-            FilterFunctions::Sites(sites, n) => {
-                if size == 0 || addr == 0 {
-                    return n.contains(&key(module));
-                }
-                let i = sites.partition_point(|&s| s < addr);
-                sites.get(i).is_some_and(|&s| s < addr.saturating_add(size))
-            }
-        }
-    }
-
-    fn load(opt: Option<&Path>) -> Result<FilterFunctions> {
-        let candidates: Vec<PathBuf> = match opt {
-            Some(p) if p.as_os_str().is_empty() => return Ok(FilterFunctions::NotChecked),
-            Some(p) => vec![p.to_path_buf()],
-            None => ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-                .iter()
-                .flat_map(|d| {
-                    [
-                        Path::new(d).join("available_filter_functions_addrs"),
-                        Path::new(d).join("available_filter_functions"),
-                    ]
-                })
-                .collect(),
-        };
-        let mut why = Vec::new();
-        for path in &candidates {
-            let limit = crate::base::read::limits::FILTER_FUNCTIONS;
-            let text = match crate::base::read::read_file(path, 0, limit, "a filter functions list")
-            {
-                Ok(t) => t,
-                Err(e) if opt.is_some() => return Err(e),
-                Err(e) => {
-                    why.push(e.message().to_string());
-                    continue;
-                }
-            };
-            let lines = filter_functions::parse(&text, &path.display().to_string())?;
-            let names: HashSet<Vec<u8>> = lines
-                .iter()
-                .map(|f| match f.module {
-                    None => f.name.to_vec(),
-                    Some(m) => [m, b"`", f.name].concat(),
-                })
-                .collect();
-            let mut sites: Vec<u64> = lines.iter().filter_map(|f| f.addr).collect();
-            if sites.len() == lines.len() && !sites.is_empty() {
-                sites.sort_unstable();
-                return Ok(FilterFunctions::Sites(sites, names));
-            }
-            return Ok(FilterFunctions::Names(names));
-        }
-        // The usual reasons: tracefs not mounted, or reading it refused
-        // (EPERM under lockdown or in some VMs).
-        Ok(FilterFunctions::Unavailable(why.join("; ")))
-    }
 }
 
 /// A module's BTF, read when first needed.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND, RESTRICTED};
+use std::ops::ControlFlow;
 
 fn table(text: &str) -> Table {
     Table::from_bytes(text.as_bytes(), &Options::default()).unwrap()

@@ -1,0 +1,223 @@
+//! Lookups and patterns: a name (or `module`name`) to its symbols through
+//! the name index, and globs walked over the names, answered by the rules
+//! of [`crate::rules::answer`]; a table from a snapshot routes what may
+//! touch pseudo-modules to a fresh read.
+
+use std::ops::ControlFlow;
+
+use super::*;
+
+impl Table {
+    /// Calls `f` with every entry named `name` that the filter accepts.
+    #[inline]
+    pub(super) fn for_each_named(
+        &self,
+        name: &[u8],
+        filter: ModuleFilter,
+        mut f: impl FnMut(usize),
+    ) {
+        if filter == ModuleFilter::Unknown {
+            return;
+        }
+        self.index.candidates(hash(name), |i, off| {
+            // The entry's load is issued before the name is compared: the
+            // two cache misses overlap.
+            let owner = self.entries[i].owner;
+            let off = off as usize;
+            let same = self.buf.get(off..off + name.len()) == Some(name)
+                && self.buf.get(off + name.len()) == Some(&0);
+            if same && filter.accepts(&self.modules, owner) {
+                f(i)
+            }
+        });
+    }
+
+    // ----- name -> symbol --------------------------------------------------
+
+    /// Looks up `name`, `module`name` or `vmlinux`name` exactly (`foo` does
+    /// not match `foo.cold` or `__pfx_foo`), as [`crate::rules::answer`]
+    /// says.
+    pub fn lookup(&self, query: &[u8]) -> Result<Lookup<'_>> {
+        // Whitespace is checked only when nothing matched: no name or module
+        // of the table contains any, so a query with some cannot match.
+        let q = Query::split(query)?;
+        match self.lookup_query(&q) {
+            Err(e) if e.code() == crate::error::NOT_FOUND => {
+                Query::parse(query)?;
+                Err(e)
+            }
+            r => r,
+        }
+    }
+
+    /// [`Table::lookup`] for a parsed query.
+    pub fn lookup_query(&self, q: &Query) -> Result<Lookup<'_>> {
+        self.route(query_may_match_pseudo(q))?.lookup_here(q)
+    }
+
+    fn lookup_here(&self, q: &Query) -> Result<Lookup<'_>> {
+        let filter = ModuleFilter::of(q, &self.modules);
+        let mut d = Decision::default();
+        self.for_each_named(q.name, filter, |i| d.push(self.entries[i].addr, i));
+        let Some(b) = d.best() else {
+            return Err(self.not_found(q, filter));
+        };
+        let sym = self.symbol(b, filter.module());
+        if d.is_ambiguous() {
+            Ok(Lookup::Ambiguous(sym, self.ambiguity(q, filter)))
+        } else {
+            Ok(Lookup::Found(sym))
+        }
+    }
+
+    /// Every match of a query, ordered by address (kernel order among
+    /// equals). Entries identical in address, module and type (the kernel
+    /// prints a few such lines twice) are reported once.
+    pub fn lookup_all(&self, query: &[u8]) -> Result<Vec<Symbol<'_>>> {
+        let q = Query::parse(query)?;
+        let t = self.route(query_may_match_pseudo(&q))?;
+        t.lookup_all_here(&q)
+    }
+
+    fn lookup_all_here(&self, q: &Query) -> Result<Vec<Symbol<'_>>> {
+        let q = *q;
+        let filter = ModuleFilter::of(&q, &self.modules);
+        let mut out: Vec<Symbol<'_>> = Vec::new();
+        for i in self.matches(&q, filter) {
+            let s = self.symbol(i, filter.module());
+            if !out
+                .iter()
+                .any(|o| o.addr == s.addr && o.module == s.module && o.ty == s.ty)
+            {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The entries a query matches, by address, kernel order among equals.
+    fn matches(&self, q: &Query, filter: ModuleFilter) -> Vec<usize> {
+        let mut hits = Vec::new();
+        self.for_each_named(q.name, filter, |i| hits.push(i));
+        hits.sort_unstable_by_key(|&i| (self.entries[i].addr, i));
+        hits
+    }
+
+    fn ambiguity(&self, q: &Query, filter: ModuleFilter) -> Error {
+        let mut hits = self.matches(q, filter);
+        hits.dedup_by_key(|i| self.entries[*i].addr);
+        let syms: Vec<Symbol<'_>> = hits
+            .iter()
+            .map(|&i| self.symbol(i, filter.module()))
+            .collect();
+        answer::ambiguous(
+            q,
+            syms.iter()
+                .map(|s| (s.module.to_bytes(), s.name.to_bytes(), s.addr)),
+        )
+    }
+
+    /// "not found", with the near matches [`Suggest`] picks among the
+    /// entries named like the query, its base, or its base and a suffix.
+    fn not_found(&self, q: &Query, filter: ModuleFilter) -> Error {
+        let mut s = Suggest::new(*q);
+        let base = s.base();
+        let mut offer = |i: usize| {
+            let e = self.entries[i];
+            s.offer(self.name_bytes(i), e.addr, e.owner);
+        };
+        self.for_each_named(q.name, ModuleFilter::Any, &mut offer);
+        self.for_each_named(base, ModuleFilter::Any, &mut offer);
+        for i in self.suffixed_variants(base) {
+            offer(i);
+        }
+        let near = s.finish(&self.modules, filter);
+        answer::not_found(q, filter, &self.info.source, &near)
+    }
+
+    /// Entries named `base.<suffix>`.
+    fn suffixed_variants(&self, base: &[u8]) -> Vec<usize> {
+        let idx = self.suggest.get_or_init(|| {
+            let mut v: Vec<(u64, u32)> = (0..self.len())
+                .filter_map(|i| {
+                    let name = self.name_bytes(i);
+                    let p = memchr::memchr(b'.', name)?;
+                    (p > 0).then(|| (hash(&name[..p]), i as u32))
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let h = hash(base);
+        let start = idx.partition_point(|&(k, _)| k < h);
+        idx[start..]
+            .iter()
+            .take_while(|&&(k, _)| k == h)
+            .map(|&(_, i)| i as usize)
+            .filter(|&i| {
+                let n = self.name_bytes(i);
+                n.len() > base.len() && n.starts_with(base) && n[base.len()] == b'.'
+            })
+            .collect()
+    }
+
+    // ----- patterns and modules -------------------------------------------
+
+    /// Calls `f` for every symbol matching `glob` or `modglob`glob`, in table
+    /// order (absolute symbols first, then by address). Stops when `f` breaks
+    /// and returns its value.
+    pub fn for_each_match<B>(
+        &self,
+        pattern: &[u8],
+        f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
+        let p = Pattern::parse(pattern)?;
+        let t = self.route(pattern_may_match_pseudo(&p))?;
+        t.for_each_match_here(&p, f)
+    }
+
+    fn for_each_match_here<B>(
+        &self,
+        p: &Pattern,
+        mut f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
+        // Which module of each owner the module glob selects (computed once per owner).
+        let owner_module: Vec<Option<ModId>> = (0..self.modules.owner_count())
+            .map(|o| {
+                let mods = self.modules.owner_modules(o as OwnerId);
+                match &p.module {
+                    None => Some(mods[0]),
+                    Some(g) => mods
+                        .iter()
+                        .copied()
+                        .find(|&m| g.matches(self.modules.name(m).to_bytes())),
+                }
+            })
+            .collect();
+        let mut visit = |i: usize| -> ControlFlow<B> {
+            match owner_module[self.entries[i].owner as usize] {
+                Some(m) => f(&self.symbol(i, Some(m))),
+                None => ControlFlow::Continue(()),
+            }
+        };
+        if let Some(lit) = p.name.literal() {
+            let mut hits = Vec::new();
+            self.for_each_named(lit, ModuleFilter::Any, |i| hits.push(i));
+            hits.sort_unstable();
+            for i in hits {
+                if let ControlFlow::Break(b) = visit(i) {
+                    return Ok(Some(b));
+                }
+            }
+        } else {
+            for i in 0..self.len() {
+                if p.name.matches(self.name_bytes(i)) {
+                    if let ControlFlow::Break(b) = visit(i) {
+                        return Ok(Some(b));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}
