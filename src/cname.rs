@@ -51,6 +51,18 @@ impl fmt::Display for CName<'_> {
     }
 }
 
+/// Bytes shown as text (invalid UTF-8 replaced), converted only when
+/// formatted: for names that appear in error messages and nowhere else,
+/// so that the paths that succeed never convert them.
+#[derive(Clone, Copy)]
+pub struct Lossy<'a>(pub &'a [u8]);
+
+impl fmt::Display for Lossy<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.0))
+    }
+}
+
 impl PartialEq<[u8]> for CName<'_> {
     fn eq(&self, other: &[u8]) -> bool {
         self.to_bytes() == other

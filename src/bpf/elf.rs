@@ -352,7 +352,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     syms.len()
                 )))
             })?;
-            let sname = String::from_utf8_lossy(sym.name).into_owned();
+            let sname = crate::cname::Lossy(sym.name);
             let insn = insns.get(idx);
             let target = match rtype {
                 E::R_BPF_64_64 => {
