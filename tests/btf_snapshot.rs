@@ -71,14 +71,7 @@ impl Setup {
     }
 
     fn snapshot_file(&self) -> PathBuf {
-        let files: Vec<PathBuf> = std::fs::read_dir(&self.snap)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "snap"))
-            .collect();
-        assert_eq!(files.len(), 1, "{files:?}");
-        files[0].clone()
+        common::only_snapshot(&self.snap)
     }
 }
 

@@ -219,3 +219,45 @@ fn none_yet(e: std::io::Error, p: &Path) -> String {
         format!("{}: {e}", p.display())
     }
 }
+
+/// What happened with the snapshot, for the stats and the CLI.
+#[derive(Clone, Debug, Default)]
+pub struct SnapshotInfo {
+    pub path: Option<PathBuf>,
+    /// What was asked for came from it.
+    pub loaded: bool,
+    /// A new one was written.
+    pub written: bool,
+    pub bytes: usize,
+    /// Time spent writing it (0 if none was written).
+    pub write_ns: u64,
+    /// Why none was used or written, when that is worth saying.
+    pub note: Option<String>,
+}
+
+impl SnapshotInfo {
+    /// One line for diagnostics; `what`: what came from the snapshot
+    /// ("the table").
+    pub fn describe(&self, what: &str) -> Option<String> {
+        let path = self.path.as_ref().map(|p| p.display().to_string());
+        let path = path.as_deref().unwrap_or("-");
+        if self.loaded {
+            Some(format!(
+                "snapshot: {what} comes from {path} ({} bytes)",
+                self.bytes
+            ))
+        } else if self.written {
+            Some(format!(
+                "snapshot: written to {path} ({} bytes, {:.3} ms){}",
+                self.bytes,
+                self.write_ns as f64 / 1e6,
+                self.note
+                    .as_ref()
+                    .map(|n| format!("; none used: {n}"))
+                    .unwrap_or_default()
+            ))
+        } else {
+            self.note.as_ref().map(|n| format!("snapshot: {n}"))
+        }
+    }
+}

@@ -7,27 +7,12 @@
 
 use crate::error::{Error, Result};
 
-pub const MAGIC: u16 = 0xeb9f;
-
-pub const KIND_INT: u32 = 1;
-pub const KIND_PTR: u32 = 2;
-pub const KIND_ARRAY: u32 = 3;
-pub const KIND_STRUCT: u32 = 4;
-pub const KIND_UNION: u32 = 5;
-pub const KIND_ENUM: u32 = 6;
-pub const KIND_FWD: u32 = 7;
-pub const KIND_TYPEDEF: u32 = 8;
-pub const KIND_VOLATILE: u32 = 9;
-pub const KIND_CONST: u32 = 10;
-pub const KIND_RESTRICT: u32 = 11;
-pub const KIND_FUNC: u32 = 12;
-pub const KIND_FUNC_PROTO: u32 = 13;
-pub const KIND_VAR: u32 = 14;
-pub const KIND_DATASEC: u32 = 15;
-pub const KIND_FLOAT: u32 = 16;
-pub const KIND_DECL_TAG: u32 = 17;
-pub const KIND_TYPE_TAG: u32 = 18;
-pub const KIND_ENUM64: u32 = 19;
+// The format's numbers, from the kernel-BTF reader (one copy of them).
+pub use crate::formats::btf::{
+    KIND_ARRAY, KIND_CONST, KIND_DATASEC, KIND_DECL_TAG, KIND_ENUM, KIND_ENUM64, KIND_FLOAT,
+    KIND_FUNC, KIND_FUNC_PROTO, KIND_FWD, KIND_INT, KIND_PTR, KIND_RESTRICT, KIND_STRUCT,
+    KIND_TYPEDEF, KIND_TYPE_TAG, KIND_UNION, KIND_VAR, KIND_VOLATILE, MAGIC,
+};
 
 pub const VAR_STATIC: u32 = 0;
 pub const VAR_GLOBAL_ALLOCATED: u32 = 1;

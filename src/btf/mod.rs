@@ -223,7 +223,10 @@ impl KernelBtf {
             }
         };
         let ix = Self::check_vmlinux(path, data)?;
-        match plan.write(&ix) {
+        let t = std::time::Instant::now();
+        let written = plan.write(&ix);
+        info.write_ns = t.elapsed().as_nanos() as u64;
+        match written {
             Ok(n) => {
                 info.written = true;
                 info.bytes = n;

@@ -39,6 +39,7 @@ use std::sync::Arc;
 use super::{Indexed, Options};
 use crate::base::hash::{hash, NameIndex};
 use crate::base::mapped::{Mapping, Store};
+pub use crate::base::private::SnapshotInfo;
 use crate::base::private::{self, identity, push_str, Dir, Opened};
 use crate::formats::btf::Btf;
 
@@ -53,19 +54,6 @@ pub struct Plan {
     dir: PathBuf,
     path: PathBuf,
     key: Vec<u8>,
-}
-
-/// What happened with the snapshot (the stats say it).
-#[derive(Clone, Debug, Default)]
-pub struct SnapshotInfo {
-    pub path: Option<PathBuf>,
-    /// vmlinux's check and index came from it.
-    pub loaded: bool,
-    /// A new one was written.
-    pub written: bool,
-    pub bytes: usize,
-    /// Why none was used or written, when that is worth saying.
-    pub note: Option<String>,
 }
 
 fn le(v: u64) -> [u8; 8] {

@@ -162,7 +162,7 @@ fn boxed(table: Table) -> *mut ksym_table {
         .diagnostics
         .iter()
         .cloned()
-        .chain(info.snapshot.describe())
+        .chain(info.snapshot.describe("the table"))
         .map(|d| CString::new(d.replace('\0', "\\0")).unwrap_or_default())
         .collect();
     Box::into_raw(Box::new(ksym_table { table, diagnostics }))

@@ -43,6 +43,7 @@ use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
 use crate::base::hash::{hash, NameIndex};
 use crate::base::mapped::{Mapping, Store};
+pub use crate::base::private::SnapshotInfo;
 use crate::base::private::{self, identity, push_str, Dir, Opened, Temp};
 use crate::base::read::{limits, read_file};
 use crate::formats::kallsyms::Format;
@@ -102,47 +103,6 @@ fn text_pos(base: usize) -> u64 {
         base as u64
     } else {
         (base + (2 << 20)) as u64
-    }
-}
-
-/// What happened with the snapshot, for the stats and the CLI.
-#[derive(Clone, Debug, Default)]
-pub struct SnapshotInfo {
-    pub path: Option<PathBuf>,
-    /// The table came from it.
-    pub loaded: bool,
-    /// A new one was written.
-    pub written: bool,
-    pub bytes: usize,
-    /// Time spent writing it (0 if none was written).
-    pub write_ns: u64,
-    /// Why none was used or written, when that is worth saying.
-    pub note: Option<String>,
-}
-
-impl SnapshotInfo {
-    /// One line for the table's diagnostics.
-    pub fn describe(&self) -> Option<String> {
-        let path = self.path.as_ref().map(|p| p.display().to_string());
-        let path = path.as_deref().unwrap_or("-");
-        if self.loaded {
-            Some(format!(
-                "snapshot: the table comes from {path} ({} bytes)",
-                self.bytes
-            ))
-        } else if self.written {
-            Some(format!(
-                "snapshot: written to {path} ({} bytes, {:.3} ms){}",
-                self.bytes,
-                self.write_ns as f64 / 1e6,
-                self.note
-                    .as_ref()
-                    .map(|n| format!("; none used: {n}"))
-                    .unwrap_or_default()
-            ))
-        } else {
-            self.note.as_ref().map(|n| format!("snapshot: {n}"))
-        }
     }
 }
 

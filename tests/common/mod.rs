@@ -241,3 +241,16 @@ pub fn bpftool_dump(file: &Path, base: Option<&Path>) -> Vec<(u32, String, Strin
     }
     types
 }
+
+/// The one snapshot file (`*.snap`) in `dir`: a test fails if there are
+/// none or several.
+pub fn only_snapshot(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "snap"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
