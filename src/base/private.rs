@@ -199,10 +199,6 @@ impl Dir {
         }
         r
     }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 impl Temp {

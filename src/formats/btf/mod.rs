@@ -319,11 +319,6 @@ impl Btf {
         }
     }
 
-    /// (id, name offset) of this blob's own types, in id order.
-    pub fn own_names(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.own_names_in(0..self.offsets.len())
-    }
-
     /// Where each own type starts in [`Btf::bytes`] (what
     /// [`Btf::with_offsets`] takes again).
     pub fn type_offsets(&self) -> &Store<u32> {
@@ -335,8 +330,8 @@ impl Btf {
         self.offsets.len()
     }
 
-    /// [`Btf::own_names`] of the own types `range` (0-based: the first
-    /// own type is 0), for splitting the work.
+    /// (id, name offset) of the own types `range` (0-based: the first own
+    /// type is 0), in id order: the index splits the work in two.
     pub fn own_names_in(
         &self,
         range: std::ops::Range<usize>,
