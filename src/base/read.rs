@@ -37,8 +37,11 @@ pub mod limits {
     pub const CONFIG: usize = 64 << 20;
     /// tracefs' available_filter_functions(_addrs).
     pub const FILTER_FUNCTIONS: usize = 64 << 20;
-    /// /proc/modules, the boot id and other small files.
+    /// /proc/modules and other small files.
     pub const SMALL: usize = 16 << 20;
+    /// The boot id (37 bytes; read at every snapshot open, so with a
+    /// buffer its size, not a procfs file's 2 MiB guess).
+    pub const BOOT_ID: usize = 4 << 10;
 }
 
 /// The error for input past a limit.
@@ -202,20 +205,18 @@ pub fn crc32(data: &[u8]) -> u32 {
     })
 }
 
-/// A regular file read only where asked: a zeroed buffer of the file's
-/// size (fresh pages: the parts never filled cost no memory and read as
-/// zeros), filled range by range with `pread`. For formats whose readers
-/// need only some of the file (a BPF object's code and BTF, not its
-/// DWARF), at the same offsets as in the file.
-pub struct Sparse {
+/// A regular file of known size read piece by piece (`pread`), each piece
+/// appended to a buffer: for formats whose readers need only some of the
+/// file (a BPF object's code and BTF, not its DWARF).
+pub struct Pieces {
     file: File,
-    buf: Vec<u8>,
+    size: u64,
 }
 
-impl Sparse {
+impl Pieces {
     /// Opens `path`; `None` when it is not a regular file with a size
     /// (read those whole with [`read_file`]).
-    pub fn open(path: &Path, limit: usize, what: &str) -> Result<Option<Sparse>> {
+    pub fn open(path: &Path, limit: usize, what: &str) -> Result<Option<Pieces>> {
         let file = File::open(path)
             .map_err(|e| Error::io(&e, format!("cannot open {}", path.display())))?;
         let meta = file
@@ -227,43 +228,34 @@ impl Sparse {
         if meta.len() > limit as u64 {
             return Err(too_large(path, what, limit));
         }
-        // calloc: fresh zero pages, not written until filled (a resize
-        // would write every byte). Within `limit`, as read_file.
-        let buf = vec![0u8; meta.len() as usize];
-        Ok(Some(Sparse { file, buf }))
+        Ok(Some(Pieces {
+            file,
+            size: meta.len(),
+        }))
     }
 
-    pub fn len(&self) -> usize {
-        self.buf.len()
+    /// The file's size when opened.
+    pub fn size(&self) -> u64 {
+        self.size
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+    /// Appends bytes `off..off + len` of the file (clamped to its size at
+    /// open) to `out`. A file that shrank since [`Pieces::open`] gives
+    /// zeros for what it lost: the format's reader finds it malformed.
+    pub fn append(&self, off: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
+        let start = off.min(self.size);
+        let want = (off.saturating_add(len).min(self.size) - start) as usize;
+        let got = super::sys::pread_append(&self.file, start, want, out)
+            .map_err(|e| Error::io(&e, "cannot read the file"))?;
+        out.resize(out.len() + (want - got), 0);
+        Ok(())
     }
 
-    /// Reads bytes `off..off + len` (clamped to the file) into place and
-    /// returns them. A file that shrank since [`Sparse::open`] leaves the
-    /// rest zero: the format's reader finds it malformed.
-    pub fn fill(&mut self, off: u64, len: u64) -> Result<&[u8]> {
-        use std::os::unix::fs::FileExt;
-        let size = self.buf.len() as u64;
-        let start = off.min(size) as usize;
-        let end = off.saturating_add(len).min(size) as usize;
-        let mut at = start;
-        while at < end {
-            match self.file.read_at(&mut self.buf[at..end], at as u64) {
-                Ok(0) => break,
-                Ok(n) => at += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io(&e, "cannot read the file")),
-            }
-        }
-        Ok(&self.buf[start..end])
-    }
-
-    /// The buffer, filled where [`Sparse::fill`] was called.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.buf
+    /// Bytes `off..off + len` (clamped as [`Pieces::append`]).
+    pub fn read(&self, off: u64, len: u64) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.append(off, len, &mut v)?;
+        Ok(v)
     }
 }
 
@@ -354,33 +346,39 @@ mod tests {
         assert!(e.message().contains("too large"), "{e}");
     }
 
-    /// Only the ranges asked for are read; the rest reads as zeros; ranges
-    /// past the end are clamped. Oracle: the bytes written to the file.
+    /// Pieces are appended as asked, clamped to the file, and a file that
+    /// shrank gives zeros. Oracle: the bytes written to the file.
     #[test]
-    fn sparse_reads_only_what_is_asked() {
-        let dir = std::env::temp_dir().join(format!("ksym-sparse-{}", std::process::id()));
+    fn pieces_append_what_is_asked() {
+        let dir = std::env::temp_dir().join(format!("ksym-pieces-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f");
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8 + 1).collect();
         std::fs::write(&path, &data).unwrap();
-        let mut f = Sparse::open(&path, 1 << 20, "a test file")
+        let f = Pieces::open(&path, 1 << 20, "a test file")
             .unwrap()
             .unwrap();
-        assert_eq!(f.len(), data.len());
-        assert_eq!(f.fill(100, 50).unwrap(), &data[100..150]);
-        assert_eq!(f.fill(9_990, 100).unwrap(), &data[9_990..]);
-        assert!(f.fill(20_000, 10).unwrap().is_empty());
-        assert!(f.fill(u64::MAX - 1, 10).unwrap().is_empty());
-        let b = f.into_bytes();
-        assert_eq!(&b[100..150], &data[100..150]);
-        assert!(b[..100].iter().chain(&b[150..9_990]).all(|&x| x == 0));
-        // Over the limit: refused; a directory or an empty file: not sparse.
-        assert!(Sparse::open(&path, 100, "a test file").is_err());
-        assert!(Sparse::open(&dir, 1 << 20, "a test file")
+        assert_eq!(f.size(), data.len() as u64);
+        let mut out = b"xy".to_vec();
+        f.append(100, 50, &mut out).unwrap();
+        f.append(9_990, 100, &mut out).unwrap();
+        f.append(20_000, 10, &mut out).unwrap();
+        f.append(u64::MAX - 1, 10, &mut out).unwrap();
+        let want: Vec<u8> = [&b"xy"[..], &data[100..150], &data[9_990..]].concat();
+        assert_eq!(out, want);
+        assert_eq!(f.read(0, 3).unwrap(), &data[..3]);
+        // Shrunk under the reader: the lost bytes read as zeros.
+        std::fs::write(&path, &data[..5_000]).unwrap();
+        let got = f.read(4_990, 20).unwrap();
+        assert_eq!(&got[..10], &data[4_990..5_000]);
+        assert_eq!(&got[10..], &[0u8; 10]);
+        // Over the limit: refused; a directory or an empty file: none.
+        assert!(Pieces::open(&path, 100, "a test file").is_err());
+        assert!(Pieces::open(&dir, 1 << 20, "a test file")
             .unwrap()
             .is_none());
         std::fs::write(&path, b"").unwrap();
-        assert!(Sparse::open(&path, 1 << 20, "a test file")
+        assert!(Pieces::open(&path, 1 << 20, "a test file")
             .unwrap()
             .is_none());
         std::fs::remove_dir_all(&dir).unwrap();

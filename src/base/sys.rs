@@ -1,7 +1,8 @@
 //! The system interfaces the core needs beyond `std`: advice to back a
 //! large buffer with transparent huge pages, the `bpf()` commands that
 //! find the kernel's BTF objects and probe what it loads ([`bpf`]), and
-//! the kernel's release (`uname`).
+//! the kernel's release (`uname`), and `pread` into a buffer's spare
+//! capacity.
 //!
 //! Reading /proc/kallsyms into fresh memory costs one page fault per 4 KiB
 //! (about 1,300 for 5.4 MB, several milliseconds in a VM); with huge pages
@@ -42,6 +43,53 @@ pub fn advise_hugepages(buf: &mut [u8]) {
             );
         }
     }
+}
+
+/// Appends `len` bytes of `file` from offset `off` to `out` with `pread`,
+/// into its spare capacity: nothing is zeroed first (a calloc'd buffer
+/// the allocator hands back from its heap is memset whole). Returns how
+/// many bytes were read: fewer only at the end of the file.
+pub fn pread_append(
+    file: &std::fs::File,
+    off: u64,
+    len: usize,
+    out: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    use std::io::{Error, ErrorKind};
+    use std::os::fd::AsRawFd;
+    out.try_reserve(len)
+        .map_err(|_| Error::from(ErrorKind::OutOfMemory))?;
+    let mut done = 0;
+    while done < len {
+        let at = libc::off_t::try_from(off + done as u64)
+            .map_err(|_| Error::from(ErrorKind::InvalidInput))?;
+        let spare = out.spare_capacity_mut();
+        // SAFETY: `spare` has room for `len - done` bytes (reserved above,
+        // `done` of them used since); pread writes at most that many there.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                spare.as_mut_ptr() as *mut libc::c_void,
+                len - done,
+                at,
+            )
+        };
+        match n {
+            0 => break,
+            n if n > 0 => {
+                // SAFETY: pread initialised the first `n` spare bytes.
+                unsafe { out.set_len(out.len() + n as usize) };
+                done += n as usize;
+            }
+            _ => {
+                let e = Error::last_os_error();
+                if e.kind() != ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// The few `bpf()` commands the core issues itself: finding the kernel's

@@ -581,9 +581,11 @@ fn insn_helpers() {
 }
 
 /// `Object::open` reads a `-g` object without its DWARF (nor the
-/// relocations of .BTF.ext), and the result is the same as from the whole
-/// file and from the same object stripped by llvm-strip (the committed
-/// aliases.bpf.o: `make bpf-objects` strips aliases.dwarf.bpf.o's twin).
+/// relocations of .BTF.ext), into an image with the same sections, whose
+/// used ones hold the file's bytes and unused ones nothing; and the result
+/// is the same as from the whole file and from the same object stripped by
+/// llvm-strip (the committed aliases.bpf.o: `make bpf-objects` strips
+/// aliases.dwarf.bpf.o's twin).
 #[test]
 fn open_skips_dwarf_and_matches_the_stripped_object() {
     use object::read::elf::{FileHeader, SectionHeader};
@@ -592,29 +594,30 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
         .join("aliases.dwarf.bpf.o");
     let whole = fixture("aliases.dwarf.bpf.o");
     let read = super::file::read_object(&path).unwrap();
-    assert_eq!(read.len(), whole.len());
     let en = object::LittleEndian;
-    let hdr = object::elf::FileHeader64::<object::LittleEndian>::parse(&*whole).unwrap();
-    let table = hdr.sections(en, &*whole).unwrap();
+    let sections = |b: &[u8]| -> Vec<(Vec<u8>, u32, Vec<u8>)> {
+        let hdr = object::elf::FileHeader64::<object::LittleEndian>::parse(b).unwrap();
+        let table = hdr.sections(en, b).unwrap();
+        table
+            .iter()
+            .map(|sh| {
+                let name = table.section_name(en, sh).unwrap().to_vec();
+                let data = sh.data(en, b).unwrap().to_vec();
+                (name, sh.sh_type(en), data)
+            })
+            .collect()
+    };
+    let (w, r) = (sections(&whole), sections(&read));
+    assert_eq!(w.len(), r.len());
     let (mut skipped, mut kept) = (0, 0);
-    for sh in table.iter() {
-        let name = table.section_name(en, sh).unwrap();
-        let Some((off, len)) = sh.file_range(en) else {
-            continue;
-        };
-        let (off, len) = (off as usize, len as usize);
-        let (w, r) = (&whole[off..off + len], &read[off..off + len]);
+    for ((name, ty, data), (rname, rty, rdata)) in w.iter().zip(&r) {
+        let shown = String::from_utf8_lossy(name);
+        assert_eq!((name, ty), (rname, rty), "{shown}");
         if super::file::unused(name) {
-            if w.iter().any(|&b| b != 0) {
-                assert!(
-                    r.iter().all(|&b| b == 0),
-                    "{} was read",
-                    String::from_utf8_lossy(name)
-                );
-                skipped += len;
-            }
+            assert!(rdata.is_empty(), "{shown} was read");
+            skipped += data.len();
         } else {
-            assert_eq!(w, r, "{} differs", String::from_utf8_lossy(name));
+            assert_eq!(data, rdata, "{shown} differs");
             kept += 1;
         }
     }
@@ -624,6 +627,13 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
         whole.len()
     );
     assert!(kept >= 8);
+    // The image holds what was kept and little else (headers, padding).
+    assert!(
+        read.len() <= whole.len() - skipped + 8 * r.len(),
+        "{} of {} bytes",
+        read.len(),
+        whole.len()
+    );
 
     let k = Kernel::new(KERNEL);
     let mut objs = [
