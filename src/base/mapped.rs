@@ -26,6 +26,16 @@ unsafe impl Plain for u32 {}
 // SAFETY: as above.
 unsafe impl Plain for u64 {}
 
+/// The bytes of `values` (a snapshot writes them; scanners read them as
+/// words).
+pub fn bytes_of<T: Plain>(values: &[T]) -> &[u8] {
+    // SAFETY: `T: Plain` has no padding: every byte of the slice is
+    // initialised, and u8 has no alignment.
+    unsafe {
+        std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values))
+    }
+}
+
 /// Appends the values of `bytes` (whole values of `T`; a partial one at
 /// the end is ignored) to `out`. `T` must be laid out as the bytes are:
 /// `repr(C)`, its fields in the bytes' order, little-endian. On a
@@ -71,17 +81,6 @@ impl Mapping {
     /// Maps the whole of `file` (`len` bytes, its size). A length of 0 is
     /// an error (nothing to map).
     pub fn new(file: &File, len: usize) -> std::io::Result<Mapping> {
-        Self::with_flags(file, len, 0)
-    }
-
-    /// [`Mapping::new`] with every page mapped now (`MAP_POPULATE`): one
-    /// call instead of a page fault per 4 KiB, for a file that will be
-    /// read whole.
-    pub fn populated(file: &File, len: usize) -> std::io::Result<Mapping> {
-        Self::with_flags(file, len, libc::MAP_POPULATE)
-    }
-
-    fn with_flags(file: &File, len: usize, flags: libc::c_int) -> std::io::Result<Mapping> {
         use std::os::fd::AsRawFd;
         if len == 0 {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
@@ -93,7 +92,7 @@ impl Mapping {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ,
-                libc::MAP_PRIVATE | flags,
+                libc::MAP_PRIVATE,
                 file.as_raw_fd(),
                 0,
             )
@@ -173,10 +172,7 @@ impl<T: Plain> Store<T> {
 
     /// The values as bytes (what a snapshot writes).
     pub fn as_bytes(&self) -> &[u8] {
-        let s: &[T] = self;
-        // SAFETY: `T: Plain` has no padding: every byte of the slice is
-        // initialised, and u8 has no alignment.
-        unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+        bytes_of(self)
     }
 
     /// Bytes held on the heap (0 for a view of a mapping).

@@ -68,6 +68,27 @@ impl Insn {
     }
 }
 
+/// The index of the first bpf-to-bpf call in `insns`. A large program is
+/// mostly anything else and the relocation walks it from call to call:
+/// blocks of 16 are tested as words, without a branch per instruction
+/// (the compiler vectorizes it).
+pub fn first_pseudo_call(insns: &[Insn]) -> Option<usize> {
+    const W: usize = 16;
+    // code (byte 0) CALL and src_reg (byte 1's high nibble) PSEUDO_CALL.
+    const MASK: u64 = 0xf0ff;
+    const WANT: u64 = ((PSEUDO_CALL as u64) << 12) | CALL as u64;
+    let is = |b: &[u8]| <[u8; 8]>::try_from(b).is_ok_and(|w| u64::from_le_bytes(w) & MASK == WANT);
+    let bytes = crate::base::mapped::bytes_of(insns);
+    let from = bytes
+        .chunks_exact(8 * W)
+        .position(|b| b.chunks_exact(8).fold(false, |hit, w| hit | is(w)))
+        .map_or(insns.len() / W * W, |b| b * W);
+    bytes[from * 8..]
+        .chunks_exact(8)
+        .position(is)
+        .map(|i| from + i)
+}
+
 /// A code section's instructions, read from its bytes where they lie
 /// (decoded when asked: the object's code is copied once, into layouts).
 #[derive(Clone, Copy, Debug)]
@@ -149,6 +170,34 @@ mod tests {
                 .chain((start..start + n).map(|i| v.get(i)))
                 .collect();
             assert_eq!(out, want, "{start}+{n}");
+        }
+    }
+
+    #[test]
+    fn first_pseudo_call_is_the_first_one() {
+        // Oracle: the plain per-instruction test. Near misses around the
+        // calls: CALL with other src_regs (helpers 0, kfuncs 2) and dst
+        // bits set, and src_reg 1 on other opcodes (ld_imm64 of a map).
+        let near = [
+            Insn::from_bytes(&[0x85, 0x00, 0, 0, 1, 0, 0, 0]),
+            Insn::from_bytes(&[0x85, 0x20, 0, 0, 1, 0, 0, 0]),
+            Insn::from_bytes(&[0x85, 0x0f, 0, 0, 1, 0, 0, 0]),
+            Insn::from_bytes(&[0x18, 0x10, 0, 0, 1, 0, 0, 0]),
+            Insn::from_bytes(&[0x84, 0x10, 0, 0, 1, 0, 0, 0]),
+        ];
+        let call = Insn::from_bytes(&[0x85, 0x1f, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        for len in [0, 1, 15, 16, 17, 40, 100] {
+            for at in (0..len).chain([usize::MAX]) {
+                let mut v: Vec<Insn> = (0..len).map(|i| near[i % near.len()]).collect();
+                if at < len {
+                    v[at] = call;
+                    if at + 3 < len {
+                        v[at + 3] = call;
+                    }
+                }
+                let want = v.iter().position(Insn::is_pseudo_call);
+                assert_eq!(first_pseudo_call(&v), want, "len {len}, call at {at}");
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use std::ffi::CString;
 use super::btf_ext::BtfExt;
 use super::elf::{Sec, Sym};
 use super::externs::ExternKind;
-use super::insn::{self, Insn, Insns};
+use super::insn::{self, Insns};
 use super::{
     CoreSite, Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
 };
@@ -130,10 +130,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                 .get(next)
                 .map_or(piece.len, |&(k, _)| k - piece.start)
                 .min(piece.len);
-            match out.base[piece.at + i..piece.at + stop]
-                .iter()
-                .position(Insn::is_pseudo_call)
-            {
+            match insn::first_pseudo_call(&out.base[piece.at + i..piece.at + stop]) {
                 Some(skip) => i += skip,
                 None if stop == piece.len => break,
                 None => i = stop,
@@ -345,68 +342,123 @@ fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
 /// func_info and line_info of the layout's pieces, rebased to final
 /// instruction indices.
 fn ext_records(code: &Code<'_>, ext: &BtfExt<'_>, pieces: &[Piece], out: &mut Layout) {
-    let mut funcs: Vec<u8> = Vec::new();
-    let mut lines: Vec<u8> = Vec::new();
+    let (mut funcs, mut lines) = (Records::default(), Records::default());
     for p in pieces {
         let name = code.secs[p.sec].name;
         if let Some(s) = ext.func_info.get(name) {
-            rebase::<FUNC_INFO_SIZE>(s, p, &mut funcs);
+            funcs.rebase::<FUNC_INFO_SIZE>(s, p);
         }
         if let Some(s) = ext.line_info.get(name) {
-            rebase::<LINE_INFO_SIZE>(s, p, &mut lines);
+            lines.rebase::<LINE_INFO_SIZE>(s, p);
         }
     }
-    // Pieces are placed in order and each section's records are sorted by
-    // offset (as the compiler writes them): most layouts are in order
-    // already; sort the others (stably, as before).
-    out.func_info = sorted_records::<FUNC_INFO_SIZE>(funcs);
-    out.line_info = sorted_records::<LINE_INFO_SIZE>(lines);
+    out.func_info = funcs.sorted::<FUNC_INFO_SIZE>();
+    out.line_info = lines.sorted::<LINE_INFO_SIZE>();
 }
 
-/// Appends the records of `s` that fall in piece `p` (an instruction
-/// offset in bytes, aligned, inside it), each `N` bytes with its offset
-/// made the final instruction index. A large program has tens of
-/// thousands of line_info records: one tight loop per part of the
-/// section, no per-record closure or bounds check beyond the record's.
-fn rebase<const N: usize>(s: &super::btf_ext::ExtSection<'_>, p: &Piece, out: &mut Vec<u8>) {
-    let size = s.record_size;
-    if size < N {
-        return;
-    }
-    let (lo, hi) = (p.start as u64 * 8, (p.start + p.len) as u64 * 8);
-    // final index = idx - start + at, which wraps in u64 when at < start.
-    let shift = (p.at as u64).wrapping_sub(p.start as u64);
-    out.reserve(s.len() * N);
-    for part in &s.parts {
-        for r in part.chunks_exact(size) {
-            let off = u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64;
-            if off % 8 != 0 || off < lo || off >= hi {
-                continue;
+/// Rebased records of one kind, and whether they are in order so far.
+#[derive(Default)]
+struct Records {
+    bytes: Vec<u8>,
+    out_of_order: bool,
+}
+
+impl Records {
+    /// Appends the records of `s` that fall in piece `p` (an instruction
+    /// offset in bytes, aligned, inside it), each `N` bytes with its
+    /// offset made the final instruction index.
+    fn rebase<const N: usize>(&mut self, s: &super::btf_ext::ExtSection<'_>, p: &Piece) {
+        let size = s.record_size;
+        if size < N {
+            return;
+        }
+        let (lo, hi) = (p.start as u64 * 8, (p.start + p.len) as u64 * 8);
+        // final index = idx - start + at, which wraps in u64 when at < start.
+        let shift = (p.at as u64).wrapping_sub(p.start as u64);
+        let map = |off: u64| {
+            let keep = off % 8 == 0 && (lo..hi).contains(&off);
+            keep.then_some((off / 8).wrapping_add(shift) as u32)
+        };
+        for part in &s.parts {
+            if size != N || !self.whole::<N>(part, (lo, hi), shift) {
+                self.each::<N>(part, size, map);
             }
-            let mut rec = [0u8; N];
-            rec[..4].copy_from_slice(&((off / 8).wrapping_add(shift) as u32).to_le_bytes());
-            rec[4..].copy_from_slice(&r[4..N]);
-            out.extend_from_slice(&rec);
         }
+    }
+
+    /// The last record's instruction (0 when none).
+    fn last(&self, n: usize) -> u32 {
+        self.bytes
+            .len()
+            .checked_sub(n)
+            .map_or(0, |at| first_u32(&self.bytes[at..]))
+    }
+
+    /// All of `part` (records of exactly N bytes), when every record falls
+    /// in the piece (byte offsets `lo..hi`): what a compiler writes for a
+    /// program's own section. A large program has tens of thousands of
+    /// line_info records (pyperf600: 31,838): one copy, then each offset
+    /// rewritten in place, in u32 (offsets are) with no branch per record.
+    /// False, with nothing added, when a record does not fall in it.
+    fn whole<const N: usize>(&mut self, part: &[u8], (lo, hi): (u64, u64), shift: u64) -> bool {
+        let (Ok(lo), Ok(hi)) = (u32::try_from(lo), u32::try_from(hi)) else {
+            return false;
+        };
+        let (span, shift) = (hi.wrapping_sub(lo), shift as u32);
+        let start = self.bytes.len();
+        // The output is in order where the input is (one shift for all),
+        // and after what is already there.
+        let (mut prev, mut missed, mut unordered) = (lo, false, false);
+        let before = self.last(N);
+        self.bytes.extend_from_slice(&part[..part.len() / N * N]);
+        for rec in self.bytes[start..].chunks_exact_mut(N) {
+            let off = first_u32(rec);
+            missed |= (off.wrapping_sub(lo) >= span) | (off % 8 != 0);
+            unordered |= off < prev;
+            prev = off;
+            rec[..4].copy_from_slice(&(off / 8).wrapping_add(shift).to_le_bytes());
+        }
+        if missed {
+            self.bytes.truncate(start);
+            return false;
+        }
+        let first = self.bytes.get(start..).map_or(before, first_u32);
+        self.out_of_order |= unordered || (start > 0 && first < before);
+        true
+    }
+
+    /// The records of `part` (`size` bytes each, the first `N` kept) that
+    /// fall in the piece, one by one.
+    fn each<const N: usize>(&mut self, part: &[u8], size: usize, map: impl Fn(u64) -> Option<u32>) {
+        let mut prev = self.last(N);
+        for r in part.chunks_exact(size) {
+            if let Some(at) = map(first_u32(r) as u64) {
+                self.out_of_order |= at < prev;
+                prev = at;
+                self.bytes.extend_from_slice(&at.to_le_bytes());
+                self.bytes.extend_from_slice(&r[4..N]);
+            }
+        }
+    }
+
+    /// The records sorted by their first u32 (the final instruction):
+    /// pieces are placed in order and each section's records are sorted
+    /// by offset (as the compiler writes them), so most are in order
+    /// already; the others are sorted stably, as before.
+    fn sorted<const N: usize>(self) -> Vec<u8> {
+        if !self.out_of_order {
+            return self.bytes;
+        }
+        let mut v: Vec<&[u8]> = self.bytes.chunks_exact(N).collect();
+        v.sort_by_key(|r| first_u32(r));
+        v.concat()
     }
 }
 
-/// Records of `N` bytes sorted by their first u32 (the final instruction).
-fn sorted_records<const N: usize>(recs: Vec<u8>) -> Vec<u8> {
-    let key = |r: &[u8]| u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
-    let mut chunks = recs.chunks_exact(N);
-    let mut prev = 0;
-    if chunks.all(|r| {
-        let k = key(r);
-        let ok = k >= prev;
-        prev = k;
-        ok
-    }) {
-        return recs;
-    }
-    let mut v: Vec<&[u8]> = recs.chunks_exact(N).collect();
-    v.sort_by_key(|r| key(r));
-    v.concat()
+/// A record's first word (its instruction), read as one load (built from
+/// four byte reads, the compiler keeps four).
+fn first_u32(r: &[u8]) -> u32 {
+    r.first_chunk::<4>().map_or(0, |w| u32::from_le_bytes(*w))
 }
 
 /// Writes map fds, map value offsets, extern addresses and BTF ids into
