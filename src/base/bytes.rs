@@ -160,25 +160,30 @@ fn portable(block: &[u8; 64]) -> (u64, u64) {
 
 /// Is every value of `v` greater than the one before it? Without a branch
 /// per value (a branch per 64), so that it vectorizes: a snapshot's arrays
-/// hold some 100k values, checked at every open.
+/// hold some 100k values, checked at every open. Each value is compared
+/// with its neighbour loaded from one further on (no shuffle), as `i32`
+/// when the first and last values are below 2^31: SSE2 has no unsigned
+/// compare, and then the signed answer is the unsigned one (a strictly
+/// rising run of i32 from a non-negative start stays non-negative; an
+/// unsigned rising run that ends below 2^31 lies below it).
 pub fn strictly_rising(v: &[u32]) -> bool {
-    let (Some(first), Some(rest)) = (v.first(), v.get(1..)) else {
+    let (Some(&first), Some(&last)) = (v.first(), v.last()) else {
         return true;
     };
-    let mut prev = *first;
-    for chunk in rest.chunks(64) {
-        let mut bad = 0u32;
-        let mut p = prev;
-        for &x in chunk {
-            bad |= (x <= p) as u32;
-            p = x;
-        }
-        if bad != 0 {
-            return false;
-        }
-        prev = p;
+    if first <= i32::MAX as u32 && last <= i32::MAX as u32 {
+        rising_by(v, |a, b| (b as i32) <= (a as i32))
+    } else {
+        rising_by(v, |a, b| b <= a)
     }
-    true
+}
+
+fn rising_by(v: &[u32], not_rising: impl Fn(u32, u32) -> bool) -> bool {
+    let (lo, hi) = (&v[..v.len() - 1], &v[1..]);
+    lo.chunks(64).zip(hi.chunks(64)).all(|(a, b)| {
+        !a.iter()
+            .zip(b)
+            .fold(false, |bad, (&x, &y)| bad | not_rising(x, y))
+    })
 }
 
 #[cfg(test)]
@@ -203,6 +208,23 @@ mod tests {
         }
         v.reverse();
         assert!(!strictly_rising(&v));
+        // Across 2^31, where i32 and u32 disagree: each answer is the
+        // definition's.
+        let big = 1u32 << 31;
+        for w in [
+            vec![5, big + 1, 7],
+            vec![5, big - 1, big, big + 1],
+            vec![big - 2, big - 1],
+            vec![big + 1, 3, 4],
+            vec![1, u32::MAX, 2],
+            vec![0, 1, big + 5, big + 4, 9],
+        ] {
+            assert_eq!(
+                strictly_rising(&w),
+                w.windows(2).all(|p| p[0] < p[1]),
+                "{w:?}"
+            );
+        }
     }
 
     #[test]

@@ -117,7 +117,7 @@ impl Plan {
     /// vmlinux's BTF from `data` with the check and index of a valid
     /// snapshot; `data` back with the reason when there is none.
     pub fn load(&self, data: Store<u8>) -> Result<(Indexed, usize), (String, Store<u8>)> {
-        let opened = Dir::trusted(&self.dir).and_then(|d| d.open(&self.path, HEADER, true));
+        let opened = Dir::trusted(&self.dir).and_then(|d| d.open(&self.path, HEADER));
         let Opened { map, len } = match opened {
             Ok(o) => o,
             Err(why) => return Err((why, data)),

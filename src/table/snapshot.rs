@@ -176,7 +176,7 @@ impl Plan {
     /// The table of a valid snapshot, if there is one.
     pub(super) fn load(&self, opts: &Options) -> Result<(Table, usize), String> {
         let dir = Dir::trusted(&self.dir)?;
-        let Opened { map, len } = dir.open(&self.path, HEADER, false)?;
+        let Opened { map, len } = dir.open(&self.path, HEADER)?;
         let t = from_mapping(&map, &self.key, opts).ok_or_else(|| {
             format!(
                 "{}: stale, foreign or damaged: not used",
