@@ -203,10 +203,23 @@ impl NameIndex {
     /// `hashes[i]`, `name_off(i)`. An error when memory cannot be allocated
     /// or one name is repeated past [`MAX_PROBE`].
     pub fn build(hashes: &[u64], name_off: impl Fn(usize) -> u32 + Sync) -> Result<NameIndex> {
+        Self::build_with(hashes, hashes.len(), |i| i, name_off)
+    }
+
+    /// [`NameIndex::build`] with entry `i` stored as `entry(i)` (below
+    /// `entries_below`), not `i`: an index whose entries are the ids the
+    /// caller looks up (BTF type ids), with no array between.
+    pub fn build_with(
+        hashes: &[u64],
+        entries_below: usize,
+        entry: impl Fn(usize) -> usize + Sync,
+        name_off: impl Fn(usize) -> u32 + Sync,
+    ) -> Result<NameIndex> {
         let n = hashes.len();
         let parts = if n >= PARALLEL_MIN { 2 } else { 1 };
         let mut idx = Self::empty(capacity_for(n), parts)
             .ok_or_else(|| Error::nomem("building a name index"))?;
+        idx.idx_bits = idx.idx_bits.max(bits_for(entries_below + 1));
         let (part_len, idx_bits) = (idx.part_len, idx.idx_bits);
         let fill = |part: usize, slots: &mut [u64]| -> bool {
             let len = slots.len();
@@ -223,7 +236,7 @@ impl NameIndex {
                         return false;
                     }
                 }
-                slots[s] = Self::slot_value(h, i, name_off(i), idx_bits);
+                slots[s] = Self::slot_value(h, entry(i), name_off(i), idx_bits);
             }
             true
         };

@@ -1,19 +1,17 @@
 //! A name index over one BTF blob's own types, built once: the table's
 //! [`NameIndex`] (open addressing, a tag per slot) keyed by the name's
-//! hash, each entry a type id.
+//! hash, each entry a type id (no array between: a lookup reads the slot,
+//! then the name and the type).
 
 use std::sync::Arc;
 
 use crate::base::hash::{hash, hash_cstr, NameIndex};
-use crate::base::mapped::Store;
 use crate::error::Result;
 use crate::formats::btf::Btf;
 
 /// One BTF blob with the index of its named types.
 pub struct Indexed {
     pub btf: Arc<Btf>,
-    /// The ids of the blob's own named types, in id order.
-    ids: Store<u32>,
     index: NameIndex,
     /// (hash of the essential name, id) of every name with a `___flavor`
     /// suffix, sorted (few: found while hashing the names).
@@ -109,45 +107,57 @@ impl Indexed {
             })
         };
         flavored.sort_unstable();
-        let index = NameIndex::build(&hashes, |i| name_offs[i])
+        let end = btf.end_id() as usize;
+        let index = NameIndex::build_with(&hashes, end, |i| ids[i] as usize, |i| name_offs[i])
             .map_err(|e| e.context("indexing BTF names"))?;
         Ok(Indexed {
             btf,
-            ids: ids.into(),
             index,
             flavored,
         })
     }
 
     /// What [`Indexed::from_parts`] takes again (a snapshot writes them).
-    pub fn parts(&self) -> (&Store<u32>, &NameIndex, &[(u64, u32)]) {
-        (&self.ids, &self.index, &self.flavored)
+    pub fn parts(&self) -> (&NameIndex, &[(u64, u32)]) {
+        (&self.index, &self.flavored)
     }
 
-    /// Do parts read back (a snapshot's) fit a blob whose own types are
-    /// `own`: every id one of them, in id order, and the flavored ids
-    /// too? (The name index itself is probed with bounds checks: a damaged
-    /// slot is a name not found.)
-    pub fn fits(own: std::ops::Range<u32>, ids: &[u32], flavored: &[(u64, u32)]) -> bool {
-        crate::base::bytes::strictly_rising(ids)
-            && ids.first().is_none_or(|i| own.contains(i))
-            && ids.last().is_none_or(|i| own.contains(i))
-            && flavored.iter().all(|(_, i)| own.contains(i))
+    /// Do the flavored names read back (a snapshot's) fit a blob whose own
+    /// types are `own`? (The name index is probed with bounds checks, and
+    /// each entry must be an own type with the slot's name: a damaged slot
+    /// is a name not found, never another type.)
+    pub fn fits(own: std::ops::Range<u32>, flavored: &[(u64, u32)]) -> bool {
+        flavored.iter().all(|(_, i)| own.contains(i))
     }
 
     /// An index from parts that [`Indexed::fits`] accepted.
-    pub fn from_parts(
-        btf: Arc<Btf>,
-        ids: Store<u32>,
-        index: NameIndex,
-        flavored: Vec<(u64, u32)>,
-    ) -> Indexed {
+    pub fn from_parts(btf: Arc<Btf>, index: NameIndex, flavored: Vec<(u64, u32)>) -> Indexed {
         Indexed {
             btf,
-            ids,
             index,
             flavored,
         }
+    }
+
+    /// Calls `f(id, type)` with each own type the index holds under
+    /// `name`'s hash whose name is `name`. The entry must be an own type
+    /// whose name offset is the slot's (always so but in a damaged
+    /// snapshot).
+    fn each_candidate(&self, name: &[u8], mut f: impl FnMut(u32, crate::formats::btf::Ty<'_>)) {
+        let own = self.btf.own_ids();
+        self.index.candidates(hash(name), |i, name_off| {
+            let Ok(id) = u32::try_from(i) else {
+                return;
+            };
+            if !own.contains(&id) {
+                return;
+            }
+            if let Some(t) = self.btf.ty(id) {
+                if t.name_off == name_off && self.btf.str(name_off) == name {
+                    f(id, t);
+                }
+            }
+        });
     }
 
     /// The own types whose essential name (flavor dropped) is `essential`,
@@ -176,13 +186,7 @@ impl Indexed {
     /// Calls `f` with every own type named `name`, in id order.
     pub fn each_named(&self, name: &[u8], mut f: impl FnMut(u32)) {
         let mut hits: Vec<u32> = Vec::new();
-        self.index.candidates(hash(name), |i, name_off| {
-            if let Some(&id) = self.ids.get(i) {
-                if self.btf.str(name_off) == name {
-                    hits.push(id);
-                }
-            }
-        });
+        self.each_candidate(name, |id, _| hits.push(id));
         hits.sort_unstable();
         for id in hits {
             f(id);
@@ -193,14 +197,8 @@ impl Indexed {
     /// libbpf's `btf__find_by_name_kind` answers: the lowest id.
     pub fn first(&self, name: &[u8], kind: u32) -> Option<u32> {
         let mut best: Option<u32> = None;
-        self.index.candidates(hash(name), |i, name_off| {
-            let Some(&id) = self.ids.get(i) else {
-                return;
-            };
-            if best.is_none_or(|b| id < b)
-                && self.btf.str(name_off) == name
-                && (kind == 0 || self.btf.ty(id).is_some_and(|t| t.kind() == kind))
-            {
+        self.each_candidate(name, |id, t| {
+            if best.is_none_or(|b| id < b) && (kind == 0 || t.kind() == kind) {
                 best = Some(id);
             }
         });
@@ -209,9 +207,6 @@ impl Indexed {
 
     /// Bytes held (the blob and the index).
     pub fn memory(&self) -> usize {
-        self.btf.bytes().len()
-            + self.ids.heap_bytes()
-            + self.flavored.capacity() * 16
-            + self.index.memory()
+        self.btf.bytes().len() + self.flavored.capacity() * 16 + self.index.memory()
     }
 }

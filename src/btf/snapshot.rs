@@ -17,7 +17,7 @@
 //! kernel's only; a `vmlinux_btf_path` gets one only in a `snapshot_dir`
 //! named for it.
 //!
-//! Format (native little-endian, version 1):
+//! Format (native little-endian, version 2):
 //!
 //! ```text
 //! 0    "KSYMBTFS", version u32, header length u32 (= 256)
@@ -25,12 +25,14 @@
 //!      the checked part)
 //! 32   u64s: the checked part's start and end; (offset, count) of the
 //!      key (bytes), the flavored names ((hash, id) as two u64s each), the
-//!      type offsets (u32), the named ids (u32), the index slots (u64);
+//!      type offsets (u32), the index slots (u64, each entry a type id);
 //!      the index's parts, part length and index bits
-//! 256  the checked part: key, flavored names; then the type offsets,
-//!      ids and slots (~1.6 MB for 6.18, not checksummed: hashing them would cost
-//!      what the check does; they are checked for order and bounds where
-//!      that is cheap, and read with bounds checks)
+//! 256  the checked part: key, flavored names; then the type offsets and
+//!      slots (~1.3 MB for 6.18, not checksummed: hashing them would cost
+//!      what the check does). The offsets are checked for order and bounds
+//!      at every open (0.5 MB read); the slots are read with bounds checks
+//!      and each entry must be a type with the slot's name, so a damaged
+//!      slot is a name not found, never another type.
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -44,10 +46,10 @@ use crate::base::private::{self, identity, push_str, Dir, Opened};
 use crate::formats::btf::Btf;
 
 const MAGIC: &[u8; 8] = b"KSYMBTFS";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 256;
 /// The header's u64 fields after byte 32.
-const FIELDS: usize = 15;
+const FIELDS: usize = 13;
 
 /// Where vmlinux's BTF snapshot lives and what it must match.
 pub struct Plan {
@@ -127,18 +129,17 @@ impl Plan {
         };
         let views = (|| {
             let offsets: Store<u32> = Store::mapped(&map, parts.offsets.0, parts.offsets.1)?;
-            let ids: Store<u32> = Store::mapped(&map, parts.ids.0, parts.ids.1)?;
             let slots = Store::mapped(&map, parts.slots.0, parts.slots.1)?;
             let index = NameIndex::from_parts(slots, parts.index.0, parts.index.1, parts.index.2)?;
             let own = 1..1 + u32::try_from(offsets.len()).ok()?;
-            Indexed::fits(own, &ids, &parts.flavored).then_some((offsets, ids, index))
+            Indexed::fits(own, &parts.flavored).then_some((offsets, index))
         })();
-        let Some((offsets, ids, index)) = views else {
+        let Some((offsets, index)) = views else {
             return Err((self.damaged(), data));
         };
         match Btf::with_offsets(data, offsets) {
             Ok(btf) => Ok((
-                Indexed::from_parts(Arc::new(btf), ids, index, parts.flavored),
+                Indexed::from_parts(Arc::new(btf), index, parts.flavored),
                 len,
             )),
             Err((e, data)) => Err((
@@ -161,7 +162,7 @@ impl Plan {
         use std::os::unix::fs::FileExt;
         let dir = Dir::make(&self.dir)?;
         let temp = dir.temp("btf")?;
-        let (ids, index, flavored) = ix.parts();
+        let (index, flavored) = ix.parts();
         let (slots, parts, part_len, idx_bits) = index.parts();
         let offsets = ix.btf.type_offsets();
         let mut chk = Vec::new();
@@ -182,9 +183,7 @@ impl Plan {
         let chk_end = (HEADER + chk.len()) as u64;
         let offs_at = chk_end.next_multiple_of(8);
         let offs_b = offsets.as_bytes();
-        let ids_at = (offs_at + offs_b.len() as u64).next_multiple_of(8);
-        let ids_b = ids.as_bytes();
-        let slots_at = (ids_at + ids_b.len() as u64).next_multiple_of(8);
+        let slots_at = (offs_at + offs_b.len() as u64).next_multiple_of(8);
         let slots_b = slots.as_bytes();
         let total = slots_at + slots_b.len() as u64;
         let fields: [u64; FIELDS] = [
@@ -196,8 +195,6 @@ impl Plan {
             flavored.len() as u64,
             offs_at,
             offsets.len() as u64,
-            ids_at,
-            ids.len() as u64,
             slots_at,
             slots.len() as u64,
             parts as u64,
@@ -218,7 +215,6 @@ impl Plan {
         let written = f
             .write_all_at(&chk, HEADER as u64)
             .and_then(|_| f.write_all_at(offs_b, offs_at))
-            .and_then(|_| f.write_all_at(ids_b, ids_at))
             .and_then(|_| f.write_all_at(slots_b, slots_at))
             .and_then(|_| f.write_all_at(&h, 0))
             .and_then(|_| f.set_len(total));
@@ -242,7 +238,6 @@ fn checksum(header: &[u8], checked: &[u8]) -> u64 {
 struct Parts {
     /// (byte offset, count) of each array.
     offsets: (usize, usize),
-    ids: (usize, usize),
     slots: (usize, usize),
     /// The name index's parts, part length and index bits.
     index: (usize, usize, u32),
@@ -284,9 +279,8 @@ impl Parts {
             .collect::<Option<Vec<_>>>()?;
         Some(Parts {
             offsets: (f(6)?, f(7)?),
-            ids: (f(8)?, f(9)?),
-            slots: (f(10)?, f(11)?),
-            index: (f(12)?, f(13)?, u32::try_from(f(14)?).ok()?),
+            slots: (f(8)?, f(9)?),
+            index: (f(10)?, f(11)?, u32::try_from(f(12)?).ok()?),
             flavored,
         })
     }
