@@ -24,6 +24,7 @@ use std::time::Instant;
 mod build;
 mod lookup;
 pub(crate) mod parse;
+mod read;
 pub mod snapshot;
 mod symbolize;
 
@@ -40,7 +41,8 @@ use crate::rules::modules::{
 };
 use crate::rules::query::{Pattern, Query};
 use crate::rules::suggest::Suggest;
-use parse::{parse_buffer, read_and_parse, Entry, Parsed, SIZE_FAR};
+use parse::{parse_buffer, Entry, Parsed, SIZE_FAR};
+use read::read_and_parse;
 
 pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
 
@@ -281,7 +283,7 @@ impl Table {
         opts: &Options,
         path: &Path,
         ranges: Option<PathBuf>,
-        sink: Option<parse::TextSink<'_>>,
+        sink: Option<read::TextSink<'_>>,
     ) -> Result<Table> {
         let (buf, parsed) = read_and_parse(path, sink)?;
         Self::build(
