@@ -5,7 +5,7 @@
 set -eu
 out=$1
 rm -rf "$out"
-for t in kallsyms ranges query vmlinux btf bpf_object kconfig; do
+for t in kallsyms ranges query vmlinux btf bpf_object kconfig snapshot; do
     mkdir -p "$out/$t"
     # Inputs that once failed, kept for ever.
     if [ -d "fuzz/regressions/$t" ]; then
@@ -45,4 +45,14 @@ if [ -d "$corpus" ]; then
 fi
 printf 'CONFIG_BPF=y\n# CONFIG_X is not set\nCONFIG_HZ=250\nCONFIG_S="abc"\nCONFIG_M=m\n' > "$out/kconfig/config"
 gzip -n -c "$out/kconfig/config" > "$out/kconfig/config.gz"
+# Snapshot damage: which snapshot (bit 0: BTF) and cut (bit 1), then
+# (u32 offset, xor byte) patches; the snapshots themselves are written by
+# the target at start.
+sn=$out/snapshot
+printf '\000' > "$sn/table"
+printf '\001' > "$sn/btf"
+printf '\000\320\007\000\000\001' > "$sn/table-byte"
+printf '\001\130\002\000\000\100' > "$sn/btf-byte"
+printf '\003\054\001\000\000\377' > "$sn/btf-cut"
+printf '\002\210\023\000\000\000' > "$sn/table-cut"
 echo "fuzz corpora in $out: $(find "$out" -type f | wc -l) files"

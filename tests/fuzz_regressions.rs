@@ -1,6 +1,8 @@
 //! Every input the fuzz targets once failed on (fuzz/regressions/), run
 //! through the same calls by the ordinary test suite: no panic, whatever
-//! the answer. (make test also replays them through the fuzz binaries.)
+//! the answer. (make test also replays them through the fuzz binaries;
+//! the snapshot target's only there: its inputs are damage to snapshots
+//! the target writes at start, as root.)
 
 use std::path::Path;
 

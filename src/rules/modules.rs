@@ -208,16 +208,21 @@ impl ModuleSet {
         }
     }
 
-    /// The modules of an owner.
+    /// The modules of an owner. An owner id past the set (only from a
+    /// damaged table snapshot, whose entries are not checksummed) is
+    /// vmlinux's: a wrong answer there, never a panic.
     #[inline]
     pub fn owner_modules(&self, o: OwnerId) -> &[ModId] {
-        &self.owners[o as usize]
+        self.owners.get(o as usize).map_or(&[VMLINUX_MOD], |v| v)
     }
 
     /// The first module of an owner (the one reported when no query names one).
     #[inline]
     pub fn primary(&self, o: OwnerId) -> ModId {
-        self.owners[o as usize][0]
+        self.owner_modules(o)
+            .first()
+            .copied()
+            .unwrap_or(VMLINUX_MOD)
     }
 
     #[inline]
@@ -277,7 +282,7 @@ impl ModuleSet {
     /// Does the owner set contain a pseudo-module?
     #[inline]
     pub fn is_pseudo(&self, o: OwnerId) -> bool {
-        self.owners[o as usize]
+        self.owner_modules(o)
             .iter()
             .any(|&m| self.modules[m as usize].kind == ModuleKind::Pseudo)
     }

@@ -21,12 +21,17 @@ impl Table {
         }
         self.index.candidates(hash(name), |i, off| {
             // The entry's load is issued before the name is compared: the
-            // two cache misses overlap.
-            let owner = self.entries[i].owner;
-            let off = off as usize;
-            let same = self.buf.get(off..off + name.len()) == Some(name)
-                && self.buf.get(off + name.len()) == Some(&0);
-            if same && filter.accepts(&self.modules, owner) {
+            // two cache misses overlap. A slot's entry has the slot's name
+            // and its length (always, but in a damaged snapshot: then the
+            // slot is a name not found, never another symbol).
+            let Some(e) = self.entries.get(i) else {
+                return;
+            };
+            let (owner, own) = (e.owner, (e.name_off, e.name_len()));
+            let off_u = off as usize;
+            let same = self.buf.get(off_u..off_u + name.len()) == Some(name)
+                && self.buf.get(off_u + name.len()) == Some(&0);
+            if same && own == (off, name.len()) && filter.accepts(&self.modules, owner) {
                 f(i)
             }
         });

@@ -459,11 +459,13 @@ impl Table {
 
     // ----- entries -------------------------------------------------------
 
+    /// The entry's name (empty for an entry whose name lies outside the
+    /// text: only in a damaged snapshot, whose entries are not checksummed).
     #[inline]
     fn name_bytes(&self, i: usize) -> &[u8] {
         let m = self.entries[i];
         let off = m.name_off as usize;
-        &self.buf[off..off + m.name_len()]
+        self.buf.get(off..off + m.name_len()).unwrap_or_default()
     }
 
     #[inline]
@@ -491,8 +493,12 @@ impl Table {
     fn symbol(&self, i: usize, module: Option<ModId>) -> Symbol<'_> {
         let m = self.entries[i];
         let off = m.name_off as usize;
-        // The parser wrote a NUL after every name.
-        let name = CName::new(&self.buf[off..=off + m.name_len()]).unwrap_or(CName::from_cstr(c""));
+        // The parser wrote a NUL after every name (none: a damaged snapshot).
+        let name = self
+            .buf
+            .get(off..=off + m.name_len())
+            .and_then(CName::new)
+            .unwrap_or(CName::from_cstr(c""));
         let mid = module.unwrap_or_else(|| self.modules.primary(m.owner));
         let mut flags = 0;
         if self.modules.module(mid).kind == ModuleKind::Builtin {

@@ -1,0 +1,172 @@
+//! Snapshots (table and BTF) damaged byte by byte: a snapshot written by a
+//! real open, then each input's patches applied to it before the next
+//! open. The input's first byte picks the snapshot (bit 0: BTF, else the
+//! table) and whether to cut it at the first patch (bit 1); then 5-byte
+//! patches: a u32 offset (taken modulo the length) and a byte XORed in.
+//!
+//! Whatever the damage: the open succeeds (a snapshot that does not check
+//! is ignored and replaced, never an error), and every answer by name is a
+//! symbol or type of the name asked, never another's. (Symbolizing an
+//! address in a table whose unchecksummed entries are damaged may answer
+//! wrongly or fail with KSYM_ERR_INTERNAL, as the README says: not
+//! exercised here.) Needs euid 0 (snapshots are root's); otherwise every
+//! input is a no-op.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ksym::btf::KernelBtf;
+use ksym::table::{Lookup, Table};
+
+const BTF: &[u8] = include_bytes!("../seeds/vmlinux-small.btf");
+
+struct Setup {
+    table_opts: ksym::table::Options,
+    btf_opts: ksym::btf::Options,
+    table_snap: (PathBuf, Vec<u8>),
+    btf_snap: (PathBuf, Vec<u8>),
+    /// Names the table holds, and (name, kind) of the BTF's named types.
+    symbols: Vec<Vec<u8>>,
+    types: Vec<(Vec<u8>, u32)>,
+}
+
+fn snapshot_file(dir: &Path, stem: &str) -> (PathBuf, Vec<u8>) {
+    let path = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with(stem) && n.ends_with(".snap")
+        })
+        .unwrap_or_else(|| panic!("no {stem} snapshot written in {}", dir.display()));
+    let bytes = std::fs::read(&path).unwrap();
+    (path, bytes)
+}
+
+fn setup() -> Option<&'static Setup> {
+    static S: OnceLock<Option<Setup>> = OnceLock::new();
+    S.get_or_init(|| {
+        // /proc/self belongs to the effective uid.
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("ksym-fuzz-snapshot-{}", std::process::id()));
+        let snap = dir.join("snap");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let boot = dir.join("boot_id");
+        std::fs::write(&boot, b"00000000-fuzz-0000-0000-000000000000\n").unwrap();
+        // A small kallsyms with modules, names repeated and sizes implied.
+        let mut text = String::new();
+        for i in 0..600u64 {
+            let ty = if i % 7 == 0 { 't' } else { 'T' };
+            text += &format!("ffffffff81{:06x} {ty} sym_{}\n", i * 0x40, i % 500);
+        }
+        for i in 0..100u64 {
+            text += &format!("ffffffffc0{:06x} t mod_sym_{i}\t[mod{}]\n", i * 0x20, i % 3);
+        }
+        let kallsyms = dir.join("kallsyms");
+        std::fs::write(&kallsyms, text).unwrap();
+        let btf = dir.join("vmlinux.btf");
+        std::fs::write(&btf, BTF).unwrap();
+        let table_opts = ksym::table::Options {
+            kallsyms_path: Some(kallsyms),
+            builtin_ranges_path: Some(PathBuf::new()),
+            modules_path: Some(dir.join("no-modules")),
+            snapshot_dir: Some(snap.clone()),
+            boot_id_path: Some(boot.clone()),
+            ..Default::default()
+        };
+        let btf_opts = ksym::btf::Options {
+            vmlinux_btf_path: Some(btf),
+            module_btf_dir: Some(PathBuf::new()),
+            snapshot_dir: Some(snap.clone()),
+            boot_id_path: Some(boot),
+            ..Default::default()
+        };
+        let t = Table::open(&table_opts).unwrap();
+        assert!(t.info().snapshot.written, "{:?}", t.info().snapshot);
+        let mut symbols = Vec::new();
+        let _ = t.for_each_match(b"*", |s| {
+            symbols.push(s.name.to_bytes().to_vec());
+            symbols.push([s.module.to_bytes(), b"`", s.name.to_bytes()].concat());
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        symbols.push(b"absent_symbol".to_vec());
+        let k = KernelBtf::open(&btf_opts).unwrap();
+        assert!(k.snapshot().written, "{:?}", k.snapshot());
+        let b = &k.vmlinux().btf;
+        let mut types: Vec<(Vec<u8>, u32)> = b
+            .own_ids()
+            .filter_map(|id| {
+                let t = b.ty(id)?;
+                let name = b.name(id);
+                (!name.is_empty()).then(|| (name.to_vec(), t.kind()))
+            })
+            .collect();
+        types.push((b"absent_type".to_vec(), 0));
+        Some(Setup {
+            table_snap: snapshot_file(&snap, "table-"),
+            btf_snap: snapshot_file(&snap, "btf-"),
+            table_opts,
+            btf_opts,
+            symbols,
+            types,
+        })
+    })
+    .as_ref()
+}
+
+fn damaged(good: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut b = good.to_vec();
+    let mut cut = None;
+    for p in data[1..].chunks_exact(5) {
+        let at = u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize % b.len().max(1);
+        cut.get_or_insert(at);
+        if let Some(x) = b.get_mut(at) {
+            *x ^= p[4];
+        }
+    }
+    if data[0] & 2 != 0 {
+        b.truncate(cut.unwrap_or(0));
+    }
+    b
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some(s) = setup() else { return };
+    if data.is_empty() {
+        return;
+    }
+    if data[0] & 1 == 0 {
+        let (path, good) = &s.table_snap;
+        std::fs::write(path, damaged(good, data)).unwrap();
+        let t = Table::open(&s.table_opts).expect("a damaged snapshot is ignored, not an error");
+        for q in &s.symbols {
+            match t.lookup(q) {
+                Ok(Lookup::Found(sym)) | Ok(Lookup::Ambiguous(sym, _)) => {
+                    let name = sym.name.to_bytes();
+                    assert!(q.ends_with(name), "asked {q:?}, got {name:?}");
+                }
+                Err(_) => {}
+            }
+        }
+    } else {
+        let (path, good) = &s.btf_snap;
+        std::fs::write(path, damaged(good, data)).unwrap();
+        let k = KernelBtf::open(&s.btf_opts).expect("a damaged snapshot is ignored, not an error");
+        let v = k.vmlinux();
+        for (name, kind) in &s.types {
+            if let Some(id) = v.first(name, *kind) {
+                assert_eq!(v.btf.name(id), &name[..], "type {id}");
+                let t = v.btf.ty(id).expect("a found id is a type");
+                assert!(*kind == 0 || t.kind() == *kind);
+                let _ = (v.btf.resolve(id), v.btf.size_of(id));
+            }
+            let _ = v.by_essential_name(name);
+        }
+    }
+});
