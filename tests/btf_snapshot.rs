@@ -17,12 +17,7 @@ use ksym::btf::{KernelBtf, Options};
 
 /// Snapshots are for root only.
 fn root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        common::skip("BTF snapshots are for root only: this test runs as another user");
-        return false;
-    }
-    true
+    common::root("BTF snapshots")
 }
 
 /// The bundled 6.1 kernel's BTF files, a boot id and a snapshot directory.
@@ -75,6 +70,8 @@ impl Setup {
     }
 }
 
+/// The kind number of a kind as bpftool prints it (written out here, not
+/// the reader's names: an oracle of its own).
 fn kind_of(name: &str) -> u32 {
     const KINDS: [&str; 20] = [
         "UNKN",

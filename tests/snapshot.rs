@@ -74,13 +74,7 @@ impl Setup {
 
 /// Snapshots need root and real addresses in /proc/kallsyms.
 fn privileged() -> bool {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        common::skip("snapshots are for root only: this test runs as another user");
-        return false;
-    }
-    common::live_kallsyms().is_some()
+    common::root("snapshots") && common::live_kallsyms().is_some()
 }
 
 fn shown(r: ksym::error::Result<Lookup<'_>>) -> String {

@@ -25,6 +25,32 @@ use super::mapped::Mapping;
 /// Where snapshots live by default: tmpfs, gone at reboot.
 pub const DEFAULT_DIR: &str = "/run/ksym";
 
+/// The directory a snapshot lives in, or why none is used: the rules both
+/// snapshots follow, in this order. `disabled`: the flag that turned
+/// snapshots off, if it is set; `named`: the option naming a source of the
+/// caller's, if set (its snapshot lives only in a `snapshot_dir` the caller
+/// names: [`DEFAULT_DIR`] holds the running kernel's only); `refused`: why
+/// this process may not use one (asked last: it may read a file).
+pub fn place(
+    disabled: Option<&str>,
+    named: Option<&str>,
+    dir: Option<&Path>,
+    refused: impl FnOnce() -> Option<&'static str>,
+) -> Result<PathBuf, String> {
+    if let Some(flag) = disabled {
+        return Err(format!("disabled ({flag})"));
+    }
+    if let (Some(option), None) = (named, dir) {
+        return Err(format!(
+            "not used: a {option} gets a snapshot only in a snapshot_dir named for it"
+        ));
+    }
+    if let Some(why) = refused() {
+        return Err(format!("not used: {why}"));
+    }
+    Ok(dir.map_or_else(|| PathBuf::from(DEFAULT_DIR), Path::to_path_buf))
+}
+
 /// `s` with its length in front (8 bytes, little-endian), as keys hold
 /// strings.
 pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {

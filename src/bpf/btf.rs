@@ -370,22 +370,7 @@ impl Btf {
                 }
             }
         }
-        let mut out = Vec::with_capacity(24 + tb.len() + self.strings.len());
-        out.extend_from_slice(&MAGIC.to_le_bytes());
-        out.push(1);
-        out.push(self.flags);
-        for v in [
-            24u32,
-            0,
-            tb.len() as u32,
-            tb.len() as u32,
-            self.strings.len() as u32,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&tb);
-        out.extend_from_slice(&self.strings);
-        out
+        crate::formats::btf::blob(self.flags, &tb, &self.strings)
     }
 
     /// An INT of 4 bytes (found or added), for the VARs of extern sections.

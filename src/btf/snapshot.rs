@@ -82,22 +82,14 @@ impl Plan {
     /// The plan for vmlinux's BTF read from `source` (`data`), or why
     /// there is none.
     pub fn new(opts: &Options, source: &Path, data: &[u8]) -> Result<Plan, String> {
-        if opts.no_snapshot {
-            return Err("disabled (KSYM_BTF_NO_SNAPSHOT)".into());
-        }
-        if opts.vmlinux_btf_path.is_some() && opts.snapshot_dir.is_none() {
-            return Err(
-                "not used: a vmlinux_btf_path gets a snapshot only in a snapshot_dir named for it"
-                    .into(),
-            );
-        }
-        if crate::base::sys::euid() != 0 {
-            return Err("not used: needs euid 0".into());
-        }
-        let dir = opts
-            .snapshot_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(private::DEFAULT_DIR));
+        let dir = private::place(
+            opts.no_snapshot.then_some("KSYM_BTF_NO_SNAPSHOT"),
+            opts.vmlinux_btf_path
+                .is_some()
+                .then_some("vmlinux_btf_path"),
+            opts.snapshot_dir.as_deref(),
+            || (crate::base::sys::euid() != 0).then_some("needs euid 0"),
+        )?;
         let mut what = Vec::new();
         push_str(&mut what, source.as_os_str().as_encoded_bytes());
         let mut key = what.clone();

@@ -124,24 +124,14 @@ impl Plan {
     /// The snapshot plan for a table opened with `opts`, or why there is
     /// none (disabled, not privileged).
     pub(super) fn new(opts: &Options, source: &Path) -> Result<Plan, String> {
-        if opts.no_snapshot {
-            return Err("disabled (KSYM_TABLE_NO_SNAPSHOT)".into());
-        }
         // /run/ksym holds the running kernel's table only: a file named by
         // the caller gets a snapshot in a directory the caller names.
-        if opts.kallsyms_path.is_some() && opts.snapshot_dir.is_none() {
-            return Err(
-                "not used: a kallsyms_path gets a snapshot only in a snapshot_dir named for it"
-                    .into(),
-            );
-        }
-        if !privileged() {
-            return Err("not used: needs euid 0 and real addresses in /proc/kallsyms".into());
-        }
-        let dir = opts
-            .snapshot_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
+        let dir = private::place(
+            opts.no_snapshot.then_some("KSYM_TABLE_NO_SNAPSHOT"),
+            opts.kallsyms_path.is_some().then_some("kallsyms_path"),
+            opts.snapshot_dir.as_deref(),
+            || (!privileged()).then_some("needs euid 0 and real addresses in /proc/kallsyms"),
+        )?;
         let boot = private::boot_key(opts.boot_id_path.as_deref())?;
         let ranges = opts.builtin_ranges_path.clone().unwrap_or_default();
         let vmlinux = opts.vmlinux_path.clone().unwrap_or_default();

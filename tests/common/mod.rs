@@ -76,6 +76,19 @@ pub fn skip(why: &str) {
     eprintln!("SKIP {test}: {why}");
 }
 
+/// Is this process root (snapshots are root's)? Otherwise a [`skip`] says
+/// what needed it.
+pub fn root(what: &str) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        skip(&format!(
+            "{what} are for root only: this test runs as another user"
+        ));
+    }
+    root
+}
+
 /// /proc/kallsyms when this process can read real addresses; otherwise
 /// `None`, after reporting a [`skip`].
 pub fn live_kallsyms() -> Option<Vec<u8>> {

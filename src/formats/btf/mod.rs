@@ -59,6 +59,22 @@ pub const MAX_CHAIN: usize = 64;
 /// Largest id the kernel gives a type (`BTF_MAX_TYPE`).
 const MAX_TYPE: u32 = 0x000f_ffff;
 
+/// A BTF blob made of `types` and `strings` (sections laid out as
+/// compilers and the kernel write them): the 24-byte header of version 1
+/// with `flags`, the types, the strings.
+pub fn blob(flags: u8, types: &[u8], strings: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + types.len() + strings.len());
+    out.extend_from_slice(&MAGIC.to_le_bytes());
+    out.extend_from_slice(&[1, flags]);
+    // hdr_len, type_off, type_len, str_off, str_len.
+    for v in [24, 0, types.len(), types.len(), strings.len()] {
+        out.extend_from_slice(&(v as u32).to_le_bytes());
+    }
+    out.extend_from_slice(types);
+    out.extend_from_slice(strings);
+    out
+}
+
 /// The name of a kind, as bpftool and libbpf print it.
 pub fn kind_name(kind: u32) -> &'static str {
     match kind {

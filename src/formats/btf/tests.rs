@@ -55,21 +55,7 @@ impl Builder {
     }
     pub fn bytes(&self) -> Vec<u8> {
         let tb: Vec<u8> = self.types.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let mut out = Vec::new();
-        out.extend_from_slice(&MAGIC.to_le_bytes());
-        out.extend_from_slice(&[1, 0]);
-        for v in [
-            24u32,
-            0,
-            tb.len() as u32,
-            tb.len() as u32,
-            self.strings.len() as u32,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&tb);
-        out.extend_from_slice(&self.strings);
-        out
+        blob(0, &tb, &self.strings)
     }
 }
 
