@@ -2,7 +2,8 @@
 #
 #   make                 build/libksym.so.$(VERSION) (+ .so.0, .so links), build/libksym.a,
 #                        build/ksym.pc, build/ksym (CLI)
-#   make test            everything CI checks (see README "Testing")
+#   make test            everything CI checks (installs what it needs first: make deps)
+#   make deps            install what make test needs (tools/deps.sh: the one list)
 #   make bench           the performance table (README "Performance")
 #   make compare-libbpf  the alias objects through libbpf and libksym (needs libbpf-dev)
 #   make demo            the CLI on this machine's kernel (or the bundled snapshot)
@@ -30,10 +31,15 @@ SOURCES     := $(shell find src -name '*.rs') Cargo.toml Cargo.lock build.rs
 CWARN       := -std=c99 -Wall -Wextra -Werror -pedantic
 STAGE       := $(abspath $(BUILD)/stage)
 
-.PHONY: all lib header check-header install uninstall test test-rust test-c test-exports \
+.PHONY: all lib header check-header install uninstall deps test test-suite test-rust test-c test-exports \
         bench compare-libbpf demo bpf-objects clean testdata fuzz fuzz-build fuzz-corpus test-fuzz
 
 all: lib $(BUILD)/ksym $(BUILD)/ksym.pc testdata
+
+# Each topic's rules live in its own fragment (mk/*.mk); a fragment adds its
+# test target to `make test` with `TEST_PARTS += target`.
+TEST_PARTS  :=
+include $(sort $(wildcard mk/*.mk))
 
 lib: $(BUILD)/$(SOFILE) $(BUILD)/libksym.a
 
@@ -123,7 +129,16 @@ uninstall:
 
 # ---- tests -------------------------------------------------------------------
 
-test: test-rust check-header test-exports test-c test-fuzz
+# The machine is set up first, before anything compiles (tools/deps.sh says
+# what is missing and installs it as root or through sudo).
+deps:
+	@sh tools/deps.sh test
+
+test:
+	@sh tools/deps.sh test
+	@$(MAKE) --no-print-directory test-suite
+
+test-suite: test-rust check-header test-exports test-c test-fuzz $(TEST_PARTS)
 	@echo "make test: all passed"
 
 # A Rust test that cannot run here appends a line to target/tmp/ksym-skipped

@@ -22,6 +22,7 @@ static int checks, failures, skips;
 /* The last error's message contains `needle`. */
 #define CHECK_MSG(needle) CHECK(strstr(ksym_last_error_message(), (needle)) != NULL)
 
+/* A skip that does not depend on the kernel (no bundled data, no tool). */
 #define SKIP(...)                                                                                  \
     do {                                                                                           \
         skips++;                                                                                   \
@@ -30,21 +31,52 @@ static int checks, failures, skips;
         printf("\n");                                                                              \
     } while (0)
 
-/* A part that needs this machine's kernel (bpf(), kallsyms addresses,
- * BTF) cannot run: with KSYM_REQUIRE_KERNEL=1 (set by .ci/run as root)
- * that is a failure, otherwise a visible skip. */
-#define KERNEL_SKIP(...)                                                                           \
+/* Is the kernel feature `need` ("kernel", "fentry", "modules", "kprobes",
+ * "kallsyms_all", "tracefs") required by the environment? KSYM_REQUIRE is a
+ * comma-separated list of them (or "all"); KSYM_REQUIRE_KERNEL=1 and
+ * KSYM_REQUIRE_FENTRY=1 are the older spellings of "kernel" and "fentry".
+ * The Rust tests read the same variable (tests/common: Need). */
+static inline int need_required(const char *need)
+{
+    const char *legacy = !strcmp(need, "kernel")   ? getenv("KSYM_REQUIRE_KERNEL")
+                         : !strcmp(need, "fentry") ? getenv("KSYM_REQUIRE_FENTRY")
+                                                   : NULL;
+    if (legacy && !strcmp(legacy, "1"))
+        return 1;
+    const char *req = getenv("KSYM_REQUIRE");
+    size_t n = strlen(need);
+    while (req && *req) {
+        size_t w = strcspn(req, ",");
+        if ((w == n && !strncmp(req, need, n)) || (w == 3 && !strncmp(req, "all", 3)))
+            return 1;
+        req += w;
+        if (*req == ',')
+            req++;
+    }
+    return 0;
+}
+
+/* A part that needs the running kernel's feature `need` cannot run here:
+ * a failure when the environment requires it, otherwise the one line
+ * "SKIP <need>: <why>". */
+#define NEED_SKIP(need, ...)                                                                       \
     do {                                                                                           \
-        const char *req_ = getenv("KSYM_REQUIRE_KERNEL");                                          \
-        if (req_ && !strcmp(req_, "1")) {                                                          \
+        if (need_required(need)) {                                                                 \
             failures++;                                                                            \
-            fprintf(stderr, "%s:%d: KSYM_REQUIRE_KERNEL=1 but: ", __FILE__, __LINE__);              \
+            fprintf(stderr, "%s:%d: KSYM_REQUIRE has %s, but: ", __FILE__, __LINE__, need);        \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
         } else {                                                                                   \
-            SKIP(__VA_ARGS__);                                                                     \
+            skips++;                                                                               \
+            printf("SKIP %s: ", need);                                                             \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
         }                                                                                          \
     } while (0)
+
+/* A part that needs the kernel itself (root, bpf(), kallsyms addresses,
+ * BTF). */
+#define KERNEL_SKIP(...) NEED_SKIP("kernel", __VA_ARGS__)
 
 /* The bundled 6.12 kernel's table (modules loaded; no built-in ranges),
  * its kallsyms path written to `path`; NULL with a SKIP when KSYM_TESTDATA

@@ -55,15 +55,70 @@ impl Drop for TempDir {
     }
 }
 
-/// A part of a test that needs this machine's kernel and cannot run here.
-/// With `KSYM_REQUIRE_KERNEL=1` (CI, as root) that is a failure; otherwise
-/// the reason goes to `target/tmp/ksym-skipped`, which `make test` prints
-/// after the Rust tests, so that a skip is always one visible line.
-pub fn skip(why: &str) {
-    let test = std::thread::current().name().unwrap_or("?").to_string();
-    if std::env::var("KSYM_REQUIRE_KERNEL").as_deref() == Ok("1") {
-        panic!("KSYM_REQUIRE_KERNEL=1, but {test} cannot run: {why}");
+/// What a kernel-dependent part of a test needs from the running kernel.
+/// `KSYM_REQUIRE` (comma-separated names, or `all`) says which of them the
+/// machine is expected to have: a skip for one of those is a failure.
+/// `KSYM_REQUIRE_KERNEL=1` and `KSYM_REQUIRE_FENTRY=1` are the older
+/// spellings of `kernel` and `fentry`. The C tests read the same variable
+/// (`c-tests/check.h`: `NEED_SKIP`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Root, bpf(), real addresses in /proc/kallsyms, /sys/kernel/btf/vmlinux.
+    Kernel,
+    /// fentry/fexit programs load and attach.
+    Fentry,
+    /// Loadable modules (insmod/rmmod, module BTF).
+    Modules,
+    /// The kprobe PMU (perf_event_open of a kprobe).
+    Kprobes,
+    /// Data symbols in kallsyms (CONFIG_KALLSYMS_ALL: typed ksyms).
+    KallsymsAll,
+    /// tracefs' available_filter_functions readable.
+    Tracefs,
+}
+
+impl Need {
+    pub fn name(self) -> &'static str {
+        match self {
+            Need::Kernel => "kernel",
+            Need::Fentry => "fentry",
+            Need::Modules => "modules",
+            Need::Kprobes => "kprobes",
+            Need::KallsymsAll => "kallsyms_all",
+            Need::Tracefs => "tracefs",
+        }
     }
+
+    /// Is this feature required by the environment (`KSYM_REQUIRE`)?
+    pub fn required(self) -> bool {
+        let legacy = |v: &str| std::env::var(v).as_deref() == Ok("1");
+        match self {
+            Need::Kernel if legacy("KSYM_REQUIRE_KERNEL") => return true,
+            Need::Fentry if legacy("KSYM_REQUIRE_FENTRY") => return true,
+            _ => {}
+        }
+        std::env::var("KSYM_REQUIRE").is_ok_and(|v| {
+            v.split(',')
+                .map(str::trim)
+                .any(|w| w == "all" || w == self.name())
+        })
+    }
+}
+
+/// A part of a test that needs the running kernel and cannot run here.
+/// When the environment requires that feature ([`Need::required`]) it is a
+/// failure; otherwise the one line `SKIP <need> <test>: <why>` goes to
+/// stderr and to `target/tmp/ksym-skipped`, which `make test` prints after
+/// the Rust tests, so that a skip is never silent.
+pub fn skip_need(need: Need, why: &str) {
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    if need.required() {
+        panic!(
+            "KSYM_REQUIRE has {}, but {test} cannot run: {why}",
+            need.name()
+        );
+    }
+    let line = format!("SKIP {} {test}: {why}", need.name());
     use std::io::Write;
     let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ksym-skipped");
     if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -71,9 +126,14 @@ pub fn skip(why: &str) {
         .append(true)
         .open(&log)
     {
-        let _ = writeln!(f, "SKIP {test}: {why}");
+        let _ = writeln!(f, "{line}");
     }
-    eprintln!("SKIP {test}: {why}");
+    eprintln!("{line}");
+}
+
+/// [`skip_need`] for the kernel itself ([`Need::Kernel`]).
+pub fn skip(why: &str) {
+    skip_need(Need::Kernel, why)
 }
 
 /// Is this process root (snapshots are root's)? Otherwise a [`skip`] says
