@@ -39,6 +39,10 @@ for g in $groups; do
             pkgs="$pkgs xz-utils gzip"
             # the oracles: bpftool (BTF dumps) and libbpf (relocation, attach);
             pkgs="$pkgs bpftool libbpf-dev"
+            # libbpf 1.7, built from libbpf-sys's sources for the oracle
+            # tests (mk/objects.mk), needs libelf and zlib;
+            pkgs="$pkgs libelf-dev"
+            pkgs="$pkgs zlib1g-dev"
             ;;
         bench) pkgs="$pkgs libbpf-dev" ;;
         bpf) pkgs="$pkgs clang-19 llvm-19" ;;
