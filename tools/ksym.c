@@ -10,7 +10,8 @@
  *   ksym obj FILE.bpf.o [--kallsyms FILE] [--load]
  *                                      programs and their aliases, maps, externs
  *                                      resolved, relocations; --load creates the
- *                                      maps and loads every program
+ *                                      maps and loads every program whose
+ *                                      autoload is on (`?` sections: off)
  *   ksym trace [--tracepoints] PATTERN [--interval S] [--duration S] [--top N]
  *                                      one counting program attached to every
  *                                      kernel function (fentry) or BTF tracepoint
@@ -69,7 +70,9 @@ static void usage(FILE *f)
             "  stat              symbol and module counts, memory, read/parse time\n"
             "  resolve NAME...   resolve in one streaming pass (no table), through a cache\n"
             "  obj FILE.bpf.o    a BPF object: programs and aliases, maps, externs, relocations;\n"
-            "                    --load creates its maps and loads every program into the kernel\n"
+            "                    --load creates its maps and loads every program whose autoload is\n"
+            "                    on (not `?` sections) into the kernel; a target this kernel lacks\n"
+            "                    is that program's error, not the object's\n"
             "  trace PATTERN     count hits on every kernel function matching PATTERN (glob or\n"
             "                    module`glob), one fentry alias each; --tracepoints: every BTF\n"
             "                    tracepoint (tp_btf); --interval S (1), --duration S (0: until\n"
