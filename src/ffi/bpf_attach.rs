@@ -1,5 +1,9 @@
-//! `ksym_bpf_*` of attach targets: kernel BTF for an object, where each
-//! program and alias attaches, per-alias targets, expansion.
+//! Attach targets. `ksym_bpf_object_resolve_btf` resolves all of an object
+//! that needs the kernel's BTF (attach targets, CO-RE, typed ksyms,
+//! kfuncs, `.kconfig`); each program and alias then says where it
+//! attaches. A program or alias can be given its own target, or expanded
+//! into one alias per kernel function or tracepoint matching a pattern
+//! (docs/btf-and-attach.md).
 
 use std::ffi::{c_char, c_int, c_uint};
 
@@ -9,11 +13,11 @@ use super::{c_bytes, int_call, write_out};
 /// ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
 pub const KSYM_ATTACH_SLEEPABLE: c_uint = 1;
 /// ksym_bpf_attach.flags: an XDP program that handles fragments
-/// (BPF_F_XDP_HAS_FRAGS; added to the contract).
+/// (BPF_F_XDP_HAS_FRAGS).
 pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
 /// ksym_bpf_attach.flags: the section starts with `?` (`SEC("?tc")`):
 /// libbpf does not load the program unless asked (its autoload is off);
-/// the program type is the section's without the `?` (0.2).
+/// the program type is the section's without the `?`.
 pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
 const _: () = assert!(
     KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
