@@ -1643,6 +1643,35 @@ int ksym_bpf_program_expand(struct ksym_bpf_object *obj,
                             const char *pattern,
                             struct ksym_btf *btf);
 
+/* ===========================================================================
+ * Names of kernel kinds: `enum bpf_prog_type`, `enum bpf_attach_type` and
+ * `enum bpf_map_type` values as libbpf spells them ("tracing",
+ * "trace_fentry", "hash"), BTF kinds as the kernel does ("STRUCT"). Static
+ * strings; NULL for a value this version does not know. Like
+ * ksym_strerror, they neither set nor clear the last error, so they may
+ * be called while an error is being reported.
+ * ======================================================================== */
+
+/**
+ * The name of an `enum bpf_prog_type` value (libbpf_bpf_prog_type_str's).
+ */
+const char *ksym_bpf_prog_type_str(uint32_t prog_type);
+
+/**
+ * The name of an `enum bpf_attach_type` value (libbpf_bpf_attach_type_str's).
+ */
+const char *ksym_bpf_attach_type_str(uint32_t attach_type);
+
+/**
+ * The name of an `enum bpf_map_type` value (libbpf_bpf_map_type_str's).
+ */
+const char *ksym_bpf_map_type_str(uint32_t map_type);
+
+/**
+ * The name of a BTF kind (`BTF_KIND_*`), as the kernel and bpftool print it.
+ */
+const char *ksym_btf_kind_str(uint32_t kind);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -35,6 +35,7 @@ pub mod btf;
 pub mod bpf;
 pub mod bpf_maps;
 pub mod bpf_attach;
+pub mod kinds;
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks;
 
