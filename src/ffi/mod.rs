@@ -6,7 +6,7 @@
 //! success clears it. This layer converts arguments and results and holds no
 //! logic of its own.
 //!
-//! Conventions (also in the README and the header):
+//! Conventions (also in docs/c-api.md and the header):
 //! - NULL where a pointer is required → `KSYM_ERR_INVALID`, never a crash.
 //! - Out-parameters are written only on success, except where documented.
 //! - Option structs start with `size_t sz`; a smaller `sz` (an older caller)
