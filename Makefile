@@ -4,7 +4,7 @@
 #                        build/ksym.pc, build/ksym (CLI)
 #   make test            everything CI checks (installs what it needs first: make deps)
 #   make deps            install what make test needs (tools/deps.sh: the one list)
-#   make bench           the performance table (README "Performance")
+#   make bench           the performance tables (docs/performance.md)
 #   make compare-libbpf  the alias objects through libbpf and libksym (needs libbpf-dev)
 #   make demo            the CLI on this machine's kernel (or the bundled snapshot)
 #   make install PREFIX=/usr/local DESTDIR=

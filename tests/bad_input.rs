@@ -1,6 +1,6 @@
 //! Bad input on purpose, each case with the exact error code, a message
 //! naming the input, and no panic. The table this test writes to
-//! target/tmp/bad_input.md is the README's ("Bad input"). The C ABI side
+//! target/tmp/bad_input.md is docs/limits.md's ("Bad input"). The C ABI side
 //! (NULL for every pointer, every `sz`) is c-tests/test_table.c,
 //! test_resolve.c, test_bpf.c, test_btf.c and test_sz.c, under valgrind.
 

@@ -1,5 +1,5 @@
 //! The architecture as a test: each folder of `src/` imports only the
-//! layers below it (README, "Architecture"), so no folder imports another
+//! layers below it (HACKING.md, "Architecture"), so no folder imports another
 //! that imports it back. Reads the source: every `crate::x` path outside a
 //! comment counts.
 

@@ -1,49 +1,39 @@
 /*
- * ksym: command-line front end of libksym, and an example of its C API.
+ * ksym: the command-line front end of libksym, and an example of its C API
+ * (written against ksym.h only).
  *
- *   ksym [OPTIONS] lookup QUERY...     name, module`name or vmlinux`name
- *   ksym [OPTIONS] addr ADDR...        symbolize hex addresses
- *   ksym [OPTIONS] grep PATTERN        glob or modglob`glob
- *   ksym [OPTIONS] modules             modules: kind, symbols, address range
- *   ksym [OPTIONS] stat                counts, memory, read/parse time
- *   ksym [OPTIONS] resolve NAME...     one streaming pass, no table (ksym_cache)
- *   ksym obj FILE.bpf.o [--kallsyms FILE] [--load]
- *                                      programs and their aliases, maps, externs
- *                                      resolved, relocations; --load creates the
- *                                      maps and loads every program whose
- *                                      autoload is on (`?` sections: off)
- *   ksym trace [--tracepoints] PATTERN [--interval S] [--duration S] [--top N]
- *                                      one counting program attached to every
- *                                      kernel function (fentry) or BTF tracepoint
- *                                      matching PATTERN, through aliases; hit
- *                                      counts per target (tools/trace.c)
+ * One table, `commands` at the end of this file, holds every command's
+ * name, arguments, help and handler, and `options` every option with the
+ * commands it applies to: dispatch, `ksym --help`, `ksym COMMAND --help`
+ * and the reference part of docs/cli.md (`ksym --help-markdown`, checked
+ * by `make test`) all come from them.
  *
- * OPTIONS: --kallsyms FILE, --ranges FILE (modules.builtin.ranges; "" for
- * none), --vmlinux FILE (exact sizes), --modules FILE (what the cache
- * watches, and a snapshot is checked against), --no-snapshot (read the
- * source, neither read nor write a table snapshot), --snapshot-dir DIR
- * (default /run/ksym), --repeat N (resolve: ask N times, to show the cache
- * at work), --load (obj). Options may come anywhere on the command line.
- *
- * Errors go to stderr with libksym's message; the exit status is 1 when any
- * query failed, 2 for usage errors.
+ * Errors go to stderr as "ksym: ..." with libksym's message; the exit
+ * status is 0 on success, 1 when a query or the command failed, 2 for bad
+ * usage (with the usage on stderr).
  */
 #define _GNU_SOURCE
 
 #include <ksym.h>
 #include "bpf_loader.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct options {
     const char *kallsyms;
     const char *ranges;
     const char *vmlinux;
     const char *modules;
+    const char *btf;
     const char *repeat;
     const char *interval;
     const char *duration;
@@ -56,31 +46,6 @@ struct options {
 
 int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
               long top);
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: ksym [--kallsyms FILE] [--ranges FILE] [--vmlinux FILE] [--modules FILE]\n"
-            "            [--no-snapshot] [--snapshot-dir DIR] [--repeat N] COMMAND ARGS...\n"
-            "commands:\n"
-            "  lookup QUERY...   resolve name, module`name or vmlinux`name\n"
-            "  addr ADDR...      symbolize hex addresses\n"
-            "  grep PATTERN      list symbols matching glob or modglob`glob (* ? [...])\n"
-            "  modules           list modules (kind, symbols, address range)\n"
-            "  stat              symbol and module counts, memory, read/parse time\n"
-            "  resolve NAME...   resolve in one streaming pass (no table), through a cache\n"
-            "  obj FILE.bpf.o    a BPF object: programs and aliases, maps, externs, relocations;\n"
-            "                    --load creates its maps and loads every program whose autoload is\n"
-            "                    on (not `?` sections) into the kernel; a target this kernel lacks\n"
-            "                    is that program's error, not the object's\n"
-            "  trace PATTERN     count hits on every kernel function matching PATTERN (glob or\n"
-            "                    module`glob), one fentry alias each; --tracepoints: every BTF\n"
-            "                    tracepoint (tp_btf); --interval S (1), --duration S (0: until\n"
-            "                    Ctrl-C), --top N (20)\n"
-            "  btf [QUERY...]    the kernel's BTF: the types named (name, module`name, KIND:name),\n"
-            "                    or, with none, what was read and whether the snapshot was used\n"
-            "  version           print the library version\n");
-}
 
 static int fail(const char *what)
 {
@@ -109,21 +74,37 @@ static struct ksym_table *open_table(const struct options *o)
     return t;
 }
 
-/* The running kernel's BTF, with the snapshot options of the table's. */
+/* The kernel's BTF: the running kernel's, or --btf (a vmlinux BTF file, or
+ * a directory laid out as /sys/kernel/btf: vmlinux and one file per
+ * module), with the snapshot options of the table's. */
 static struct ksym_btf *open_btf(const struct options *o)
 {
-    KSYM_OPTS(ksym_btf_opts, opts, .snapshot_dir = o->snapshot_dir,
+    char vmlinux[4096];
+    const char *vmlinux_path = NULL, *module_dir = NULL, *filter = NULL;
+    struct stat st;
+    if (o->btf) {
+        vmlinux_path = o->btf;
+        module_dir = "";
+        filter = ""; /* tracefs describes the running kernel, not this BTF */
+        if (stat(o->btf, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", o->btf);
+            vmlinux_path = vmlinux;
+            module_dir = o->btf;
+        }
+    }
+    KSYM_OPTS(ksym_btf_opts, opts, .vmlinux_btf_path = vmlinux_path, .module_btf_dir = module_dir,
+              .filter_functions_path = filter, .kallsyms_path = o->kallsyms, .snapshot_dir = o->snapshot_dir,
               .flags = o->no_snapshot ? KSYM_BTF_NO_SNAPSHOT : 0);
     return ksym_btf_open(&opts);
 }
 
-static const char *btf_kind_name(uint32_t kind)
+/* A kind's name from libksym, or its number when this version has none. */
+static const char *kind_str(const char *name, uint32_t value, char buf[16])
 {
-    static const char *const names[] = { "UNKN",   "INT",      "PTR",     "ARRAY",      "STRUCT",
-                                         "UNION",  "ENUM",     "FWD",     "TYPEDEF",    "VOLATILE",
-                                         "CONST",  "RESTRICT", "FUNC",    "FUNC_PROTO", "VAR",
-                                         "DATASEC", "FLOAT",   "DECL_TAG", "TYPE_TAG",  "ENUM64" };
-    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+    if (name)
+        return name;
+    snprintf(buf, 16, "%u", value);
+    return buf;
 }
 
 /* The kernel's BTF: with queries, the type each names (any kind; "KIND:"
@@ -139,19 +120,21 @@ static int cmd_btf(const struct options *o, int argc, char **argv)
         const char *q = argv[i], *colon = strchr(q, ':');
         uint32_t kind = 0;
         if (colon && strchr(q, '`') == NULL) {
-            for (uint32_t k = 1; k < 20; k++)
-                if ((size_t)(colon - q) == strlen(btf_kind_name(k)) && !strncmp(q, btf_kind_name(k), (size_t)(colon - q)))
+            const char *name;
+            for (uint32_t k = 1; (name = ksym_btf_kind_str(k)) != NULL; k++)
+                if ((size_t)(colon - q) == strlen(name) && !strncmp(q, name, (size_t)(colon - q)))
                     kind = k;
             if (kind)
                 q = colon + 1;
         }
         struct ksym_btf_type t = { .sz = sizeof(t) };
         if (ksym_btf_find(btf, q, kind, &t) != 0) {
-            fprintf(stderr, "%s: %s\n", argv[i], ksym_last_error_message());
+            fprintf(stderr, "ksym: %s: %s\n", argv[i], ksym_last_error_message());
             rc = 1;
             continue;
         }
-        printf("[%u] %s %s`%s", t.type_id, btf_kind_name(t.kind), t.module, t.name);
+        char buf[16];
+        printf("[%u] %s %s`%s", t.type_id, kind_str(ksym_btf_kind_str(t.kind), t.kind, buf), t.module, t.name);
         if (t.obj_id)
             printf(" (BTF object %u)", t.obj_id);
         putchar('\n');
@@ -237,8 +220,10 @@ static int print_match(const struct ksym_symbol *s, void *ctx)
     return 0;
 }
 
-static int cmd_grep(struct ksym_table *t, const char *pattern)
+static int cmd_grep(struct ksym_table *t, int argc, char **argv)
 {
+    const char *pattern = argv[0];
+    (void)argc;
     size_t n = 0;
     if (ksym_foreach_match(t, pattern, print_match, &n) < 0)
         return fail(pattern);
@@ -257,8 +242,10 @@ static const char *kind_name(int kind)
     }
 }
 
-static int cmd_modules(struct ksym_table *t)
+static int cmd_modules(struct ksym_table *t, int argc, char **argv)
 {
+    (void)argc;
+    (void)argv;
     size_t n = ksym_table_module_count(t);
     printf("%-28s %-9s %8s  %-16s %-16s\n", "module", "kind", "symbols", "lowest", "highest");
     for (size_t i = 0; i < n; i++) {
@@ -275,11 +262,7 @@ static int cmd_resolve(const struct options *o, int argc, char **argv)
 {
     KSYM_OPTS(ksym_table_opts, opts, .kallsyms_path = o->kallsyms, .builtin_ranges_path = o->ranges,
               .modules_path = o->modules);
-    long repeat = o->repeat ? strtol(o->repeat, NULL, 10) : 1;
-    if (repeat < 1) {
-        fprintf(stderr, "ksym: --repeat needs a positive count\n");
-        return 2;
-    }
+    long repeat = o->repeat ? strtol(o->repeat, NULL, 10) : 1; /* checked when parsed */
     struct ksym_cache *c = ksym_cache_new(&opts);
     if (!c)
         return fail("cannot create the cache");
@@ -339,20 +322,6 @@ static const char *reloc_kind(int k)
     }
 }
 
-/* enum bpf_prog_type names, for display. */
-static const char *prog_type_name(uint32_t t)
-{
-    static const char *const names[] = {
-        "unknown",      "socket_filter", "kprobe",         "sched_cls",     "sched_act",     "tracepoint",
-        "xdp",          "perf_event",    "cgroup_skb",     "cgroup_sock",   "lwt_in",        "lwt_out",
-        "lwt_xmit",     "sock_ops",      "sk_skb",         "cgroup_device", "sk_msg",        "raw_tracepoint",
-        "cgroup_sock_addr", "lwt_seg6local", "lirc_mode2", "sk_reuseport", "flow_dissector", "cgroup_sysctl",
-        "raw_tracepoint_writable", "cgroup_sockopt", "tracing", "struct_ops", "ext", "lsm", "sk_lookup",
-        "syscall",      "netfilter",
-    };
-    return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
-}
-
 static int cmd_obj(const struct options *o, const char *path)
 {
     struct ksym_bpf_object *obj = ksym_bpf_object_open(path);
@@ -396,7 +365,8 @@ static int cmd_obj(const struct options *o, const char *path)
     }
     /* Attach targets, against the running kernel's BTF when there is one. */
     struct ksym_btf *btf = open_btf(o);
-    printf("\nattach targets (%s):\n", btf ? "the running kernel's BTF and kallsyms" : "no kernel BTF here");
+    printf("\nattach targets (%s%s):\n", !btf ? "no kernel BTF here" : o->btf ? "the BTF of " : "the running kernel's BTF",
+           btf && o->btf ? o->btf : "");
     if (!btf)
         printf("  %s\n", ksym_last_error_message());
     else if (ksym_bpf_object_resolve_btf(obj, btf) != 0)
@@ -406,9 +376,14 @@ static int cmd_obj(const struct options *o, const char *path)
         struct ksym_bpf_attach a = { .sz = sizeof(a) };
         ksym_bpf_program_info(obj, i, &p);
         ksym_bpf_program_attach_info(obj, i, &a);
-        printf("  [%zu] %-24s %s", i, p.name, prog_type_name(a.prog_type));
-        if (a.expected_attach_type)
-            printf(" (attach type %u)", a.expected_attach_type);
+        char buf[16];
+        printf("  [%zu] %-24s %s", i, p.name, kind_str(ksym_bpf_prog_type_str(a.prog_type), a.prog_type, buf));
+        /* A struct_ops program's expected attach type is its member's index. */
+        const char *type = ksym_bpf_prog_type_str(a.prog_type);
+        if (type && !strcmp(type, "struct_ops"))
+            printf(" (member %u)", a.expected_attach_type);
+        else if (a.expected_attach_type)
+            printf(" (%s)", kind_str(ksym_bpf_attach_type_str(a.expected_attach_type), a.expected_attach_type, buf));
         if (a.target)
             printf(" -> %s%s%s", a.module ? a.module : "", a.module ? "`" : "", a.target);
         if (a.attach_btf_id)
@@ -432,14 +407,17 @@ static int cmd_obj(const struct options *o, const char *path)
     for (size_t i = 0; i < nm; i++) {
         struct ksym_bpf_map_info m = { .sz = sizeof(m) };
         ksym_bpf_map_info(obj, i, &m);
-        printf("  [%zu] %-16s type %u key %u value %u max_entries %u flags %#x%s\n", i, m.name, m.type, m.key_size,
-               m.value_size, m.max_entries, m.map_flags, m.initial_value ? " (initial value)" : "");
+        char buf[16];
+        printf("  [%zu] %-16s %s key %u value %u max_entries %u flags %#x%s\n", i, m.name,
+               kind_str(ksym_bpf_map_type_str(m.type), m.type, buf), m.key_size, m.value_size, m.max_entries,
+               m.map_flags, m.initial_value ? " (initial value)" : "");
         if (m.btf_vmlinux_value_type_id)
             printf("       struct_ops: kernel value type id %u, %zu bytes%s\n", m.btf_vmlinux_value_type_id,
                    m.struct_ops_value_size, m.map_flags & (1U << 13) ? ", registered by a link" : "");
         if (m.inner_type)
-            printf("       inner map: type %u key %u value %u max_entries %u flags %#x\n", m.inner_type,
-                   m.inner_key_size, m.inner_value_size, m.inner_max_entries, m.inner_map_flags);
+            printf("       inner map: %s key %u value %u max_entries %u flags %#x\n",
+                   kind_str(ksym_bpf_map_type_str(m.inner_type), m.inner_type, buf), m.inner_key_size,
+                   m.inner_value_size, m.inner_max_entries, m.inner_map_flags);
         for (size_t j = 0; j < m.slot_count; j++) {
             struct ksym_bpf_map_slot s = { .sz = sizeof(s) };
             if (ksym_bpf_map_slot(obj, i, j, &s) != 0)
@@ -567,8 +545,10 @@ static int cmd_obj(const struct options *o, const char *path)
     return rc;
 }
 
-static int cmd_stat(struct ksym_table *t)
+static int cmd_stat(struct ksym_table *t, int argc, char **argv)
 {
+    (void)argc;
+    (void)argv;
     struct ksym_table_stats st = { .sz = sizeof(st) };
     if (ksym_table_stats(t, &st))
         return fail("stats");
@@ -607,134 +587,397 @@ static int cmd_stat(struct ksym_table *t)
     return 0;
 }
 
-static int run(const struct options *o, const char *cmd, int nargs, char **args)
+static int cmd_version(const struct options *o, int argc, char **argv)
 {
-    if (!strcmp(cmd, "version")) {
-        printf("libksym %s\n", ksym_version());
+    (void)o;
+    (void)argc;
+    (void)argv;
+    printf("libksym %s\n", ksym_version());
+    return 0;
+}
+
+static int run_obj(const struct options *o, int argc, char **argv)
+{
+    (void)argc;
+    return cmd_obj(o, argv[0]);
+}
+
+static int run_trace(const struct options *o, int argc, char **argv)
+{
+    (void)argc;
+    double interval = o->interval ? strtod(o->interval, NULL) : 1.0; /* checked when parsed */
+    double duration = o->duration ? strtod(o->duration, NULL) : 0.0;
+    long top = o->top ? strtol(o->top, NULL, 10) : 20;
+    struct ksym_btf *btf = open_btf(o);
+    int rc = cmd_trace(btf, argv[0], o->tracepoints, interval, duration, top);
+    ksym_btf_free(btf);
+    return rc;
+}
+
+static int cmd_help(const struct options *o, int argc, char **argv);
+
+/* The commands: dispatch, usage, `ksym CMD --help` and docs/cli.md. */
+struct command {
+    const char *name;
+    const char *args;    /* as usage shows them */
+    int min_args;        /* positional arguments after the command */
+    int max_args;        /* -1: any number */
+    const char *summary; /* one line for the usage */
+    const char *details; /* more, for `ksym CMD --help` and docs/cli.md */
+    int (*run)(const struct options *o, int argc, char **argv);
+    int (*run_table)(struct ksym_table *t, int argc, char **argv); /* opens the table first */
+};
+
+static const struct command commands[] = {
+    { "lookup", "QUERY...", 1, -1, "the symbol each query names: name, module`name or vmlinux`name",
+      "Prints address, type, name, [module], size (~: estimated) and \"built-in\" for each query.\n"
+      "A name defined at several addresses is an error that lists them all; a name not found\n"
+      "names its near matches (compiler-suffixed variants, other modules).",
+      NULL, cmd_lookup },
+    { "addr", "ADDR...", 1, -1, "the symbol at each hex address, and the offset into it",
+      "Prints address, symbol+offset/size and [module]. Addresses are hex, with or without 0x.", NULL,
+      cmd_addr },
+    { "grep", "PATTERN", 1, 1, "every symbol matching a glob or modglob`glob (* ? [...])",
+      "Prints each match as lookup does, absolute symbols first, then by address, and the count\n"
+      "on stderr; no match is exit status 1.",
+      NULL, cmd_grep },
+    { "modules", "", 0, 0, "the modules: kind, symbol count, address range",
+      "Kinds: vmlinux (the core kernel), loadable, built-in (from /proc/kallmodsyms or\n"
+      "modules.builtin.ranges), pseudo ([bpf], [__builtin__ftrace], ...).",
+      NULL, cmd_modules },
+    { "stat", "", 0, 0, "counts, memory, read and parse time, snapshot, notes",
+      "What ksym_table_stats says of the table, whether it came from a snapshot, and the\n"
+      "table's diagnostics (notes that were not errors).",
+      NULL, cmd_stat },
+    { "resolve", "NAME...", 1, -1, "the names in one streaming pass over kallsyms (no table), through a cache",
+      "Prints address and name per query (`-` and the error when not found); on stderr, per\n"
+      "round, the passes over kallsyms, hits, misses and cached answers (--repeat N asks N\n"
+      "times: the later rounds are answered by the cache).",
+      cmd_resolve, NULL },
+    { "obj", "FILE.bpf.o", 1, 1, "a BPF object: programs and aliases, attach targets, maps, externs, relocations",
+      "Attach targets are resolved against the running kernel's BTF (or --btf), externs in\n"
+      "one pass over kallsyms (or --kallsyms). --load creates the maps and loads every\n"
+      "program whose autoload is on (not `?` sections), aliases included, and prints each\n"
+      "verifier verdict (root: bpf()); a target this kernel lacks is that program's error,\n"
+      "not the object's: it is printed under the program.",
+      run_obj, NULL },
+    { "trace", "PATTERN", 1, 1, "hits per kernel function (fentry) or BTF tracepoint matching PATTERN",
+      "One counting program (built in) expanded into one alias per target matching PATTERN\n"
+      "(glob or module`glob), all loaded from one copy of its instructions and attached; the\n"
+      "hits per target, sorted, every --interval seconds until Ctrl-C or --duration.\n"
+      "--tracepoints: BTF tracepoints (tp_btf) instead of functions (fentry). Root: bpf().",
+      run_trace, NULL },
+    { "btf", "[QUERY...]", 0, -1, "the kernel's BTF: the type each query names, or its counts",
+      "A query is name, module`name or KIND:name (STRUCT:task_struct, FUNC:vfs_read); it\n"
+      "prints [id] KIND module`name. Without queries: type and module counts, memory, and\n"
+      "whether the boot's BTF snapshot was used.",
+      cmd_btf, NULL },
+    { "version", "", 0, 0, "the library's version", NULL, cmd_version, NULL },
+    { "help", "[COMMAND]", 0, 1, "this help, or one command's", NULL, cmd_help, NULL },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+enum option_kind { OPT_TEXT, OPT_SWITCH, OPT_COUNT, OPT_SECONDS, OPT_SECONDS0 };
+
+/* The options: what they take, which commands they apply to. */
+struct option_def {
+    const char *name;
+    const char *value;    /* as usage shows it; NULL for a switch */
+    enum option_kind kind;
+    const char *commands; /* the commands it applies to, space-separated */
+    const char *help;
+    size_t field;         /* offsetof(struct options, ...) */
+};
+
+#define TABLE_CMDS "lookup addr grep modules stat"
+static const struct option_def options[] = {
+    { "--kallsyms", "FILE", OPT_TEXT, TABLE_CMDS " resolve obj",
+      "kallsyms or kallmodsyms text instead of /proc/kallmodsyms or /proc/kallsyms",
+      offsetof(struct options, kallsyms) },
+    { "--ranges", "FILE", OPT_TEXT, TABLE_CMDS " resolve obj",
+      "modules.builtin.ranges instead of /lib/modules/$(uname -r)'s (\"\": none)",
+      offsetof(struct options, ranges) },
+    { "--vmlinux", "FILE", OPT_TEXT, TABLE_CMDS, "a vmlinux ELF: exact symbol sizes", offsetof(struct options, vmlinux) },
+    { "--modules", "FILE", OPT_TEXT, TABLE_CMDS " resolve obj",
+      "/proc/modules to check snapshots and the cache against", offsetof(struct options, modules) },
+    { "--btf", "PATH", OPT_TEXT, "obj btf",
+      "vmlinux BTF (a file), or a directory of it and module BTF, for /sys/kernel/btf",
+      offsetof(struct options, btf) },
+    { "--no-snapshot", NULL, OPT_SWITCH, TABLE_CMDS " obj trace btf",
+      "neither read nor write the table's or the kernel BTF's snapshot", offsetof(struct options, no_snapshot) },
+    { "--snapshot-dir", "DIR", OPT_TEXT, TABLE_CMDS " obj trace btf", "where snapshots live (default /run/ksym)",
+      offsetof(struct options, snapshot_dir) },
+    { "--repeat", "N", OPT_COUNT, "resolve", "ask N times (default 1)", offsetof(struct options, repeat) },
+    { "--load", NULL, OPT_SWITCH, "obj", "create the maps and load every program whose autoload is on", offsetof(struct options, load) },
+    { "--tracepoints", NULL, OPT_SWITCH, "trace", "BTF tracepoints (tp_btf) instead of functions (fentry)",
+      offsetof(struct options, tracepoints) },
+    { "--interval", "S", OPT_SECONDS, "trace", "seconds between reports (default 1)",
+      offsetof(struct options, interval) },
+    { "--duration", "S", OPT_SECONDS0, "trace", "stop after S seconds (default 0: at Ctrl-C)",
+      offsetof(struct options, duration) },
+    { "--top", "N", OPT_COUNT, "trace", "targets per report (default 20)", offsetof(struct options, top) },
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static int applies(const struct option_def *d, const char *cmd)
+{
+    size_t n = strlen(cmd);
+    for (const char *p = d->commands; (p = strstr(p, cmd)) != NULL; p += n)
+        if ((p == d->commands || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+            return 1;
+    return 0;
+}
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+static const char *spaced(const char *s)
+{
+    return *s ? " " : "";
+}
+
+/* The usage: with `all`, the options too (--help); without, for errors. */
+static void usage(FILE *f, int all)
+{
+    fprintf(f, "usage: ksym [OPTIONS] COMMAND [ARGS...]   (options may come anywhere)\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        char head[64];
+        snprintf(head, sizeof(head), "%s%s%s", commands[i].name, spaced(commands[i].args), commands[i].args);
+        fprintf(f, "  %-22s %s\n", head, commands[i].summary);
+    }
+    if (!all) {
+        fprintf(f, "\n`ksym --help` lists the options, `ksym COMMAND --help` says more of one command.\n");
+        return;
+    }
+    fprintf(f, "\noptions (`ksym COMMAND --help` lists the ones of a command):\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char head[64];
+        snprintf(head, sizeof(head), "%s%s%s", options[i].name, options[i].value ? " " : "",
+                 options[i].value ? options[i].value : "");
+        fprintf(f, "  %-22s %s\n", head, options[i].help);
+    }
+    fprintf(f, "\nexit status: 0 success, 1 a query or the command failed, 2 bad usage\n");
+}
+
+static void command_help(FILE *f, const struct command *c)
+{
+    fprintf(f, "usage: ksym %s%s%s\n\n%s\n", c->name, spaced(c->args), c->args, c->summary);
+    if (c->details)
+        fprintf(f, "\n%s\n", c->details);
+    int any = 0;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        if (!applies(&options[i], c->name))
+            continue;
+        if (!any++)
+            fprintf(f, "\noptions:\n");
+        char head[64];
+        snprintf(head, sizeof(head), "%s%s%s", options[i].name, options[i].value ? " " : "",
+                 options[i].value ? options[i].value : "");
+        fprintf(f, "  %-22s %s\n", head, options[i].help);
+    }
+}
+
+static int cmd_help(const struct options *o, int argc, char **argv)
+{
+    (void)o;
+    if (argc == 0) {
+        usage(stdout, 1);
         return 0;
     }
-    int need_args = !strcmp(cmd, "lookup") || !strcmp(cmd, "addr") || !strcmp(cmd, "grep") ||
-                    !strcmp(cmd, "resolve") || !strcmp(cmd, "obj") || !strcmp(cmd, "trace");
-    int known = need_args || !strcmp(cmd, "modules") || !strcmp(cmd, "stat") || !strcmp(cmd, "btf");
-    if (!known) {
-        fprintf(stderr, "ksym: unknown command %s\n", cmd);
-        usage(stderr);
+    const struct command *c = find_command(argv[0]);
+    if (!c) {
+        fprintf(stderr, "ksym: unknown command %s\n", argv[0]);
+        usage(stderr, 0);
         return 2;
     }
-    if (need_args && nargs == 0) {
-        fprintf(stderr, "ksym: %s needs arguments\n", cmd);
-        return 2;
-    }
-    if ((!strcmp(cmd, "grep") || !strcmp(cmd, "obj") || !strcmp(cmd, "trace")) && nargs != 1) {
-        fprintf(stderr, "ksym: %s takes one argument\n", cmd);
-        return 2;
-    }
+    command_help(stdout, c);
+    return 0;
+}
 
-    if (!strcmp(cmd, "resolve"))
-        return cmd_resolve(o, nargs, args);
-    if (!strcmp(cmd, "btf"))
-        return cmd_btf(o, nargs, args);
-    if (!strcmp(cmd, "obj"))
-        return cmd_obj(o, args[0]);
-    if (!strcmp(cmd, "trace")) {
-        double interval = o->interval ? strtod(o->interval, NULL) : 1.0;
-        double duration = o->duration ? strtod(o->duration, NULL) : 0.0;
-        long top = o->top ? strtol(o->top, NULL, 10) : 20;
-        if (!(interval > 0) || duration < 0 || top < 1) {
-            fprintf(stderr, "ksym: --interval and --top need positive values, --duration zero or more\n");
-            return 2;
+/* docs/cli.md's reference part, from the tables (`make cli-doc` writes it,
+ * `make test` checks it). Newlines in details become line breaks. */
+/* Text for markdown: backticks (module`name) escaped; `cap` capitalises. */
+static void md(const char *s, int cap)
+{
+    for (const char *p = s; *p; p++) {
+        if (*p == '`' || *p == '|' || *p == '*' || *p == '[')
+            putchar('\\');
+        putchar(p == s && cap ? (char)toupper((unsigned char)*p) : *p == '\n' ? ' ' : *p);
+    }
+}
+
+static void markdown(void)
+{
+    printf("| command | what it does |\n|---|---|\n");
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        printf("| `ksym %s%s%s` | ", commands[i].name, spaced(commands[i].args), commands[i].args);
+        md(commands[i].summary, 1);
+        printf(" |\n");
+    }
+    printf("\n| option | applies to | what it does |\n|---|---|---|\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        printf("| `%s%s%s` | %s | ", options[i].name, options[i].value ? " " : "",
+               options[i].value ? options[i].value : "", options[i].commands);
+        md(options[i].help, 1);
+        printf(" |\n");
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const struct command *c = &commands[i];
+        printf("\n### ksym %s\n\n```\nksym [OPTIONS] %s%s%s\n```\n\n", c->name, c->name, spaced(c->args), c->args);
+        md(c->summary, 1);
+        putchar('.');
+        if (c->details) {
+            putchar(' ');
+            md(c->details, 0);
         }
-        struct ksym_btf *btf = open_btf(o);
-        int rc = cmd_trace(btf, args[0], o->tracepoints, interval, duration, top);
-        ksym_btf_free(btf);
-        return rc;
+        putchar('\n');
+        int any = 0;
+        for (size_t j = 0; j < N_OPTIONS; j++)
+            if (applies(&options[j], c->name))
+                printf("%s`%s`", any++ ? ", " : "\nOptions: ", options[j].name);
+        if (any)
+            printf(".\n");
     }
+    printf("\nExit status: 0 success, 1 a query or the command failed, 2 bad usage (the usage goes to stderr).\n");
+}
 
-    struct ksym_table *t = open_table(o);
-    if (!t)
-        return 1;
-    int rc;
-    if (!strcmp(cmd, "lookup"))
-        rc = cmd_lookup(t, nargs, args);
-    else if (!strcmp(cmd, "addr"))
-        rc = cmd_addr(t, nargs, args);
-    else if (!strcmp(cmd, "grep"))
-        rc = cmd_grep(t, args[0]);
-    else if (!strcmp(cmd, "modules"))
-        rc = cmd_modules(t);
+/* "ksym: WHAT" and the usage (of command c, or all) on stderr: exit status 2. */
+static int bad_usage(const struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad_usage(const struct command *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ksym: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    if (c)
+        command_help(stderr, c);
     else
-        rc = cmd_stat(t);
-    ksym_table_free(t);
-    return rc;
+        usage(stderr, 0);
+    return 2;
+}
+
+/* A value of the option's kind, or 0. */
+static int valid_value(const struct option_def *d, const char *v)
+{
+    char *end;
+    errno = 0;
+    switch (d->kind) {
+    case OPT_COUNT: {
+        long n = strtol(v, &end, 10);
+        return !errno && end != v && !*end && n > 0;
+    }
+    case OPT_SECONDS:
+    case OPT_SECONDS0: {
+        double s = strtod(v, &end);
+        return !errno && end != v && !*end && isfinite(s) && (d->kind == OPT_SECONDS ? s > 0 : s >= 0);
+    }
+    default:
+        return 1;
+    }
 }
 
 int main(int argc, char **argv)
 {
     struct options o = { 0 };
+    const struct option_def *given[N_OPTIONS];
+    size_t ngiven = 0;
     char **pos = calloc((size_t)argc + 1, sizeof(*pos));
-    int npos = 0;
+    int npos = 0, help = 0, rc;
     if (!pos)
         return 1;
     for (int i = 1; i < argc; i++) {
-        const char **slot = NULL;
-        if (strncmp(argv[i], "--", 2) != 0) {
+        if (strncmp(argv[i], "--", 2) != 0 || !argv[i][2]) {
             pos[npos++] = argv[i];
             continue;
         }
-        if (!strcmp(argv[i], "--kallsyms"))
-            slot = &o.kallsyms;
-        else if (!strcmp(argv[i], "--ranges"))
-            slot = &o.ranges;
-        else if (!strcmp(argv[i], "--vmlinux"))
-            slot = &o.vmlinux;
-        else if (!strcmp(argv[i], "--modules"))
-            slot = &o.modules;
-        else if (!strcmp(argv[i], "--repeat"))
-            slot = &o.repeat;
-        else if (!strcmp(argv[i], "--interval"))
-            slot = &o.interval;
-        else if (!strcmp(argv[i], "--duration"))
-            slot = &o.duration;
-        else if (!strcmp(argv[i], "--top"))
-            slot = &o.top;
-        else if (!strcmp(argv[i], "--snapshot-dir"))
-            slot = &o.snapshot_dir;
-        else if (!strcmp(argv[i], "--no-snapshot")) {
-            o.no_snapshot = 1;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help = 1;
             continue;
         }
-        else if (!strcmp(argv[i], "--tracepoints")) {
-            o.tracepoints = 1;
-            continue;
-        } else if (!strcmp(argv[i], "--load")) {
-            o.load = 1;
-            continue;
-        } else if (!strcmp(argv[i], "--help")) {
-            usage(stdout);
+        if (!strcmp(argv[i], "--help-markdown")) {
+            markdown();
             free(pos);
             return 0;
+        }
+        const struct option_def *d = NULL;
+        for (size_t k = 0; k < N_OPTIONS && !d; k++)
+            if (!strcmp(argv[i], options[k].name))
+                d = &options[k];
+        if (!d) {
+            rc = bad_usage(NULL, "unknown option %s", argv[i]);
+            goto out;
+        }
+        if (d->kind == OPT_SWITCH) {
+            *(int *)((char *)&o + d->field) = 1;
+        } else if (i + 1 >= argc) {
+            rc = bad_usage(NULL, "%s needs a value", argv[i]);
+            goto out;
+        } else if (!valid_value(d, argv[i + 1])) {
+            rc = bad_usage(NULL, "%s needs %s, not '%s'", d->name,
+                           d->kind == OPT_COUNT     ? "a positive whole number"
+                           : d->kind == OPT_SECONDS ? "a positive number of seconds"
+                                                    : "a number of seconds, 0 or more",
+                           argv[i + 1]);
+            goto out;
         } else {
-            fprintf(stderr, "ksym: unknown option %s\n", argv[i]);
-            usage(stderr);
-            free(pos);
-            return 2;
+            *(const char **)((char *)&o + d->field) = argv[++i];
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "ksym: %s needs a value\n", argv[i]);
-            free(pos);
-            return 2;
-        }
-        *slot = argv[++i];
+        given[ngiven++] = d;
     }
     if (npos == 0) {
-        usage(stderr);
-        free(pos);
-        return 2;
+        if (help) {
+            usage(stdout, 1);
+            rc = 0;
+        } else {
+            rc = bad_usage(NULL, "no command");
+        }
+        goto out;
     }
-    const char *cmd = pos[0];
+    const struct command *c = find_command(pos[0]);
+    if (!c) {
+        rc = bad_usage(NULL, "unknown command %s", pos[0]);
+        goto out;
+    }
+    if (help) {
+        command_help(stdout, c);
+        rc = 0;
+        goto out;
+    }
+    for (size_t k = 0; k < ngiven; k++)
+        if (!applies(given[k], c->name)) {
+            rc = bad_usage(c, "%s is not an option of %s", given[k]->name, c->name);
+            goto out;
+        }
     int nargs = npos - 1;
-    char **args = pos + 1;
-    int rc = run(&o, cmd, nargs, args);
+    if (nargs < c->min_args || (c->max_args >= 0 && nargs > c->max_args)) {
+        rc = bad_usage(c, "%s %s", c->name,
+                       c->max_args == 0              ? "takes no arguments"
+                       : c->max_args == 1 && c->min_args == 1 ? "takes one argument"
+                       : c->max_args == 1                     ? "takes at most one argument"
+                                                              : "needs at least one argument");
+        goto out;
+    }
+    if (c->run_table) {
+        struct ksym_table *t = open_table(&o);
+        if (!t) {
+            rc = 1;
+            goto out;
+        }
+        rc = c->run_table(t, nargs, pos + 1);
+        ksym_table_free(t);
+    } else {
+        rc = c->run(&o, nargs, pos + 1);
+    }
+out:
     free(pos);
     return rc;
 }

@@ -3,7 +3,7 @@
  * what each does with one function that has many symbol aliases (one per
  * attach point). Run by `make compare-libbpf` (part of `make bench`) where
  * the system has libbpf (libbpf-dev) and bpf() is permitted; it reports,
- * it does not judge libbpf: the README quotes its output.
+ * it does not judge libbpf: docs/bpf-objects.md quotes its output.
  *
  *   libbpf_compare OBJECT.bpf.o...
  *

@@ -17,7 +17,7 @@ const UNKNOWN_SIZE_RESERVE: usize = 2 << 20;
 
 /// The most libksym reads of each kind of input, so that a wrong file
 /// (`/dev/zero`, a FIFO that never ends, a huge file) is an error, not a
-/// process that never returns or runs out of memory. The README lists them.
+/// process that never returns or runs out of memory. docs/limits.md lists them.
 pub mod limits {
     /// kallsyms / kallmodsyms text (a distro kernel with every module
     /// loaded and kallmodsyms: about 30 MB).

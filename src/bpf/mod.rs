@@ -25,6 +25,7 @@ mod elf;
 mod externs;
 mod file;
 pub mod insn;
+pub mod kinds;
 mod loadable;
 mod map_def;
 mod maps;

@@ -109,7 +109,11 @@ pub(super) fn maps(
     for (var, off, _) in dst.datasec() {
         let var_name = btf.name(var).to_vec();
         let vshown = String::from_utf8_lossy(&var_name).into_owned();
-        let is_static = btf.ty(var).is_some_and(|t| t.var_linkage() == 0);
+        // A DATASEC entry of damaged BTF may name a type that is no VAR
+        // (and has no linkage to read).
+        let is_static = btf
+            .ty(var)
+            .is_some_and(|t| t.kind() == fbtf::KIND_VAR && t.var_linkage() == 0);
         let off = if fixup && !is_static {
             let v = sym_value(&var_name).ok_or_else(|| {
                 bad(format!(

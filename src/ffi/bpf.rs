@@ -1,6 +1,9 @@
-//! `ksym_bpf_*`: BPF ELF objects: opening, programs, relocation, final
-//! instructions and their BTF records (maps and externs: `bpf_maps`;
-//! attach targets: `bpf_attach`).
+//! BPF ELF objects: opening, programs and their aliases (symbols at one
+//! address: one function, many attach points), relocation into one copy
+//! of the instructions that every alias shares, the loadable BTF and each
+//! program's func_info and line_info. An object is used by one thread at a
+//! time (docs/bpf-objects.md; maps and externs, attach targets: the next
+//! sections).
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -62,19 +65,19 @@ pub enum ksym_bpf_reloc_kind {
     KSYM_BPF_RELOC_CALL = 4,
     /// ld_imm64 <- address of a subprogram (BPF_PSEUDO_FUNC, callbacks).
     KSYM_BPF_RELOC_FUNC = 5,
-    /// A CO-RE relocation (0.2): symbol is the local type and access string
+    /// A CO-RE relocation: symbol is the local type and access string
     /// as libbpf prints them ("<byte_off> [4] struct task_struct.pid (0:61
     /// @ offset 2344)"), target the `enum bpf_core_relo_kind`, addend the
     /// value written (after ksym_bpf_object_resolve_btf; see flags).
     KSYM_BPF_RELOC_CORE = 6,
     /// ld_imm64 <- BTF id of a typed ksym (BPF_PSEUDO_BTF_ID) and its
-    /// module's BTF fd (0.2): target the extern, addend the BTF id.
+    /// module's BTF fd: target the extern, addend the BTF id.
     KSYM_BPF_RELOC_KSYM_BTF = 7,
     /// call <- BTF id of a kfunc (BPF_PSEUDO_KFUNC_CALL; insn.off indexes
-    /// the fd array) (0.2): target the extern, addend the BTF id.
+    /// the fd array): target the extern, addend the BTF id.
     KSYM_BPF_RELOC_KFUNC = 8,
     /// ld_imm64 <- the `.kconfig` map + the extern's offset
-    /// (BPF_PSEUDO_MAP_VALUE) (0.2): target the extern, addend the offset.
+    /// (BPF_PSEUDO_MAP_VALUE): target the extern, addend the offset.
     KSYM_BPF_RELOC_KCONFIG = 9,
 }
 
@@ -108,7 +111,7 @@ pub struct ksym_bpf_reloc {
     /// the offset in the `.kconfig` map; after ksym_bpf_object_resolve_btf,
     /// CORE: the value written, KSYM_BTF and KFUNC: the kernel's BTF id.
     pub addend: i64,
-    /// KSYM_BPF_RELOC_RESOLVED, KSYM_BPF_RELOC_POISONED (0.2).
+    /// KSYM_BPF_RELOC_RESOLVED, KSYM_BPF_RELOC_POISONED.
     pub flags: u32,
     /// Reserved: written zero.
     pub reserved2: u32,

@@ -1,5 +1,9 @@
-//! `ksym_bpf_*` of attach targets: kernel BTF for an object, where each
-//! program and alias attaches, per-alias targets, expansion.
+//! Attach targets. `ksym_bpf_object_resolve_btf` resolves all of an object
+//! that needs the kernel's BTF (attach targets, CO-RE, typed ksyms,
+//! kfuncs, `.kconfig`); each program and alias then says where it
+//! attaches. A program or alias can be given its own target, or expanded
+//! into one alias per kernel function or tracepoint matching a pattern
+//! (docs/btf-and-attach.md).
 
 use std::ffi::{c_char, c_int, c_uint};
 
@@ -9,18 +13,18 @@ use super::{c_bytes, int_call, write_out};
 /// ksym_bpf_attach.flags: the program is sleepable (BPF_F_SLEEPABLE).
 pub const KSYM_ATTACH_SLEEPABLE: c_uint = 1;
 /// ksym_bpf_attach.flags: an XDP program that handles fragments
-/// (BPF_F_XDP_HAS_FRAGS; added to the contract).
+/// (BPF_F_XDP_HAS_FRAGS).
 pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
 /// ksym_bpf_attach.flags: the section starts with `?` (`SEC("?tc")`):
 /// libbpf does not load the program unless asked (its autoload is off);
-/// the program type is the section's without the `?` (0.2).
+/// the program type is the section's without the `?`.
 pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
 /// ksym_bpf_attach.flags: the kernel needs the target to load the program
 /// (it loads with attach_btf_id: fentry, fexit, fmod_ret, lsm, iter,
 /// tp_btf, freplace, struct_ops), so a program whose target did not
 /// resolve cannot load; without this flag the target matters only when
 /// attaching (kprobe, raw_tp), and the program loads whatever its error
-/// says (0.3).
+/// says.
 pub const KSYM_ATTACH_TARGET_AT_LOAD: c_uint = 8;
 const _: () = assert!(
     KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
@@ -56,13 +60,13 @@ pub struct ksym_bpf_attach {
     pub reserved: u32,
     /// Why the target did not resolve, whatever the program's autoload: 0
     /// when it did (or was not asked yet), else the code the call returns
-    /// for a program to be loaded (0.3).
+    /// for a program to be loaded.
     pub error: c_int,
-    /// Reserved: written zero (0.3).
+    /// Reserved: written zero.
     pub reserved2: u32,
     /// The message of `error` (program, section, target, near matches);
     /// NULL when `error` is 0. Valid until the program's target changes
-    /// (resolve_btf, set_attach_target) or the object is freed (0.3).
+    /// (resolve_btf, set_attach_target) or the object is freed.
     pub error_message: *const c_char,
 }
 
@@ -166,7 +170,7 @@ pub unsafe extern "C" fn ksym_bpf_program_attach_info(
 /// ksym_bpf_program_set_autoload turned it off. An alias has its own;
 /// aliases made by ksym_bpf_program_expand start on. false, with
 /// KSYM_ERR_NOT_FOUND (or KSYM_ERR_INVALID for a NULL object) recorded,
-/// when there is no such program (0.3).
+/// when there is no such program.
 ///
 /// # Safety
 /// `obj` is NULL or a live handle.
@@ -191,7 +195,7 @@ pub unsafe extern "C" fn ksym_bpf_program_autoload(
 /// relocated when they can be: ksym_bpf_program_insns says why not). The
 /// bundled loader (`ksym obj --load`, `ksym trace`) loads only programs
 /// with autoload on. 0, or KSYM_ERR_NOT_FOUND for no such program,
-/// KSYM_ERR_INVALID for a NULL object (0.3).
+/// KSYM_ERR_INVALID for a NULL object.
 ///
 /// # Safety
 /// `obj` is NULL or a live handle used by no other thread during the call.

@@ -1,4 +1,8 @@
-//! `ksym_bpf_*` of maps (their slots) and externs.
+//! Maps and externs of a BPF object: each map as BPF_MAP_CREATE needs it
+//! (BTF-defined `.maps`, data sections, `.kconfig`, maps of maps, program
+//! arrays, struct_ops), the initial slots a loader fills, and the
+//! `__ksym` and `.kconfig` externs, resolved in one pass over kallsyms
+//! (docs/bpf-objects.md).
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -28,12 +32,12 @@ pub struct ksym_bpf_map_info {
     pub initial_value_size: usize,
     /// BPF_MAP_CREATE's btf_key_type_id and btf_value_type_id (with the fd
     /// of ksym_bpf_object_btf loaded): the `__type(key, ...)` and
-    /// `__type(value, ...)` types, a data section's DATASEC (0.2). Map
+    /// `__type(value, ...)` types, a data section's DATASEC. Map
     /// types that take no BTF (perf event arrays, sockmaps...) ignore
     /// them, as libbpf does.
     pub btf_key_type_id: u32,
     pub btf_value_type_id: u32,
-    /// `__uint(map_extra, ...)` (bloom filters) and `__uint(numa_node, ...)` (0.2).
+    /// `__uint(map_extra, ...)` (bloom filters) and `__uint(numa_node, ...)`.
     pub map_extra: u64,
     pub numa_node: u32,
     /// Reserved: written zero.
@@ -41,7 +45,7 @@ pub struct ksym_bpf_map_info {
     /// Maps of maps (`__array(values, struct inner)`): the inner map's
     /// type, key and value sizes, max entries and flags, for the template
     /// map whose fd BPF_MAP_CREATE's inner_map_fd takes; all zero
-    /// otherwise (0.2).
+    /// otherwise.
     pub inner_type: u32,
     pub inner_key_size: u32,
     pub inner_value_size: u32,
@@ -51,13 +55,13 @@ pub struct ksym_bpf_map_info {
     pub reserved3: u32,
     /// Maps of maps and program arrays: the initial slots the object gives
     /// (`.values = { [i] = &map }`); struct_ops maps (after
-    /// ksym_bpf_object_resolve_btf): their programs. For ksym_bpf_map_slot (0.2).
+    /// ksym_bpf_object_resolve_btf): their programs. For ksym_bpf_map_slot.
     pub slot_count: usize,
     /// struct_ops maps (`SEC(".struct_ops")` variables, type 26): after
     /// ksym_bpf_object_resolve_btf, BPF_MAP_CREATE's
     /// btf_vmlinux_value_type_id (the kernel's `struct
     /// bpf_struct_ops_<name>`, whose size `value_size` then is; create the
-    /// map with the object's BTF fd and key/value type ids 0), 0 otherwise (0.2).
+    /// map with the object's BTF fd and key/value type ids 0), 0 otherwise.
     pub btf_vmlinux_value_type_id: u32,
     /// Reserved: written zero.
     pub reserved4: u32,
@@ -67,7 +71,7 @@ pub struct ksym_bpf_map_info {
     /// loaded and their fds put at the KSYM_BPF_SLOT_STRUCT_OPS slots, not
     /// when the map is created (registering is attaching); with
     /// `map_flags` BPF_F_LINK (`.struct_ops.link`), BPF_LINK_CREATE on the
-    /// map then attaches it. NULL otherwise (0.2).
+    /// map then attaches it. NULL otherwise.
     pub struct_ops_value: *const c_void,
     pub struct_ops_value_size: usize,
 }
@@ -83,13 +87,13 @@ pub enum ksym_bpf_slot_kind {
     /// A program of a struct_ops map (after ksym_bpf_object_resolve_btf):
     /// its fd, as a 64-bit integer, goes at byte `index` of a copy of
     /// `struct_ops_value`, which BPF_MAP_UPDATE_ELEM (key 0) then writes
-    /// to register the struct_ops (0.2).
+    /// to register the struct_ops.
     KSYM_BPF_SLOT_STRUCT_OPS = 3,
 }
 
 /// An initial slot of a map of maps or a program array (output struct:
 /// set `sz`): after creating the maps (and, for programs, loading them),
-/// the loader writes `target`'s fd at key `index`, as libbpf does (0.2).
+/// the loader writes `target`'s fd at key `index`, as libbpf does.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ksym_bpf_map_slot {
@@ -133,7 +137,7 @@ pub struct ksym_bpf_extern_info {
     pub reserved: [u8; 6],
     /// KSYM: after ksym_bpf_object_resolve_ksyms (0 for a weak extern not found).
     pub addr: u64,
-    /// enum ksym_bpf_extern_kind (0.2).
+    /// enum ksym_bpf_extern_kind.
     pub kind: u32,
     /// KSYM_BTF, KFUNC: the kernel's BTF id (0: not resolved).
     pub btf_id: u32,

@@ -1,4 +1,9 @@
-//! `ksym_btf_*`: the kernel's BTF.
+//! Kernel BTF: vmlinux's BTF and the modules', checked once (or mapped from
+//! the boot's snapshot) and indexed by name. Types by `name`,
+//! `module`name` or `vmlinux`name`, with the kernel's BTF object ids and
+//! fds. A `ksym_btf` is what attach targets, CO-RE, typed ksyms and
+//! kfuncs are resolved against; any number of threads and objects may
+//! share one (docs/btf-and-attach.md).
 
 use std::ffi::{c_char, c_int, c_uint};
 use std::sync::Arc;
@@ -30,12 +35,12 @@ pub struct ksym_btf_opts {
     /// Reserved: must be zero (KSYM_OPTS makes it so).
     pub reserved: c_uint,
     /// NULL: the running kernel's symbols (/proc/kallsyms); kallsyms text
-    /// for the addresses of function targets (added to the contract).
+    /// for the addresses of function targets.
     pub kallsyms_path: *const c_char,
     /// Where the snapshot of vmlinux's checked and indexed BTF lives (NULL:
     /// /run/ksym; the same ownership and permission rules apply to it).
     /// The running kernel's BTF gets one in /run/ksym; a vmlinux_btf_path
-    /// only in a snapshot_dir named here (added to the contract).
+    /// only in a snapshot_dir named here.
     pub snapshot_dir: *const c_char,
 }
 
@@ -84,7 +89,7 @@ pub struct ksym_btf_type {
     pub module: *const c_char,
 }
 
-/// Facts about a ksym_btf (output struct: set `sz`; added to the contract).
+/// Facts about a ksym_btf (output struct: set `sz`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ksym_btf_stats {
@@ -112,15 +117,13 @@ pub const KSYM_BTF_STATS_FILTER_UNAVAILABLE: c_uint = 4;
 /// ksym_btf_stats.flags: the kernel's BTF object ids could be listed.
 pub const KSYM_BTF_STATS_OBJECT_IDS: c_uint = 8;
 /// ksym_btf_stats.flags: vmlinux's BTF was checked and indexed by an
-/// earlier process of this boot: its snapshot was used (added to the
-/// contract).
+/// earlier process of this boot: its snapshot was used.
 pub const KSYM_BTF_STATS_SNAPSHOT: c_uint = 16;
-/// ksym_btf_stats.flags: this open wrote that snapshot (added to the
-/// contract).
+/// ksym_btf_stats.flags: this open wrote that snapshot.
 pub const KSYM_BTF_STATS_SNAPSHOT_WRITTEN: c_uint = 32;
 
 /// ksym_btf_opts.flags: neither read nor write a snapshot of vmlinux's
-/// checked and indexed BTF (added to the contract).
+/// checked and indexed BTF.
 pub const KSYM_BTF_NO_SNAPSHOT: c_uint = 1;
 /// Every KSYM_BTF_* flag of ksym_btf_opts.
 pub const KSYM_BTF_FLAGS_ALL: c_uint = KSYM_BTF_NO_SNAPSHOT;

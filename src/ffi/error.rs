@@ -1,4 +1,17 @@
-//! Error codes and the thread-local last error.
+//! Errors and conventions. An `int` result is 0 (or a count) on success
+//! and a negative `KSYM_ERR_*` code or `-errno` on failure; a pointer
+//! result is NULL on failure. Every failure records a thread-local error,
+//! `ksym_last_error()` and `ksym_last_error_message()` (the file, line,
+//! symbol, program or instruction and near matches), which the next
+//! successful call clears. NULL where a pointer is required is
+//! `KSYM_ERR_INVALID`, never a crash. Out-parameters are written only on
+//! success, except where stated. Option and output structs start with
+//! `size_t sz`: declare them with `KSYM_OPTS` (or set `sz` to their
+//! `sizeof`). Strings returned are borrowed from their handle and live
+//! until it is freed; `*_free(NULL)` does nothing. docs/c-api.md has the
+//! rules in full.
+//!
+//! Rust side: the error codes and the thread-local last error.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};

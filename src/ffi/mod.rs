@@ -6,7 +6,7 @@
 //! success clears it. This layer converts arguments and results and holds no
 //! logic of its own.
 //!
-//! Conventions (also in the README and the header):
+//! Conventions (also in docs/c-api.md and the header):
 //! - NULL where a pointer is required → `KSYM_ERR_INVALID`, never a crash.
 //! - Out-parameters are written only on success, except where documented.
 //! - Option structs start with `size_t sz`; a smaller `sz` (an older caller)
@@ -17,19 +17,25 @@
 //! NULL or valid for what its type says, a handle is live, a string is
 //! NUL-terminated). The unsafe blocks in the bodies rely on exactly that.
 //!
-//! The modules are declared in the order `include/ksym.h` shows them:
-//! errors and conventions, the table, resolution and the cache, kernel BTF,
-//! BPF objects.
+//! The modules are declared in the order `include/ksym.h` shows them, each
+//! a section of the header opened by the first paragraph of its `//!`
+//! documentation (tools/header_layout.rs; HACKING.md, "The header"): errors
+//! and conventions, version, the table, modules, resolution and the cache,
+//! kernel BTF, BPF objects, their maps and externs, attach targets. This
+//! file declares no C item of its own.
 
 #![allow(non_camel_case_types)]
 
 pub mod error;
+pub mod version;
 pub mod table;
+pub mod modules;
 pub mod resolve;
 pub mod btf;
 pub mod bpf;
 pub mod bpf_maps;
 pub mod bpf_attach;
+pub mod kinds;
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks;
 
@@ -39,11 +45,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use crate::error::{Error, Result, INTERNAL, INVALID};
-
-/// Version of the library, as in Cargo.toml (checked by a unit test).
-pub const KSYM_VERSION_MAJOR: c_int = 0;
-pub const KSYM_VERSION_MINOR: c_int = 1;
-pub const KSYM_VERSION_PATCH: c_int = 0;
 
 /// Runs an `int`-returning body at the boundary: `Ok(n)` returns `n`
 /// (clearing the last error), `Err(e)` records `e` and returns its code, a
@@ -237,33 +238,9 @@ pub(crate) fn check_reserved(v: u32, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Version string "MAJOR.MINOR.PATCH". Static.
-#[no_mangle]
-pub extern "C" fn ksym_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn version_macros_match_cargo() {
-        assert_eq!(
-            KSYM_VERSION_MAJOR.to_string(),
-            env!("CARGO_PKG_VERSION_MAJOR")
-        );
-        assert_eq!(
-            KSYM_VERSION_MINOR.to_string(),
-            env!("CARGO_PKG_VERSION_MINOR")
-        );
-        assert_eq!(
-            KSYM_VERSION_PATCH.to_string(),
-            env!("CARGO_PKG_VERSION_PATCH")
-        );
-        let v = unsafe { CStr::from_ptr(ksym_version()) };
-        assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
-    }
 
     #[derive(Clone, Copy, Debug, Default)]
     #[repr(C)]

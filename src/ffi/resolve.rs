@@ -1,4 +1,8 @@
-//! `ksym_resolve` and `ksym_cache_*`.
+//! Batch resolution and the cache. `ksym_resolve` answers many queries in
+//! one streaming pass over kallsyms and keeps nothing; a `ksym_cache`
+//! keeps the answers asked for, serves them again without I/O, and drops
+//! exactly those a module load or unload affects. A cache is internally
+//! synchronised (docs/symbols.md).
 
 use std::ffi::{c_char, c_int, CStr};
 
@@ -203,7 +207,7 @@ pub unsafe extern "C" fn ksym_cache_invalidate(cache: *mut ksym_cache) {
     })
 }
 
-/// Counters of a cache (added to the contract). Output struct: set `sz`.
+/// Counters of a cache. Output struct: set `sz`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ksym_cache_stats {

@@ -1,12 +1,16 @@
-//! `ksym_table_*`, `ksym_lookup*`, `ksym_symbolize`, `ksym_foreach_match`.
+//! The kernel symbol table: /proc/kallsyms (or /proc/kallmodsyms, or a file
+//! or buffer of either format) read once and indexed. Lookups by `name`,
+//! `module`name` or `vmlinux`name`, addresses to symbols, glob patterns.
+//! A table is immutable: any number of threads may use it at once. The
+//! first open of a boot (as root) writes a snapshot that later opens map
+//! instead of reading /proc (docs/symbols.md, docs/snapshots.md).
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::ops::ControlFlow;
 
 use super::{c_bytes, c_path, check_flags, int_call, non_null, ptr_call, read_opts, value_call};
 use crate::error::{Error, Result};
-use crate::rules::modules::ModuleKind;
-use crate::table::{Lookup, ModuleInfo, Options, SizeSource, Symbol, Table};
+use crate::table::{Lookup, Options, SizeSource, Symbol, Table};
 
 /// Options of `ksym_table_open` and `ksym_cache_new`. Declare with
 /// `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
@@ -29,7 +33,7 @@ pub struct ksym_table_opts {
     pub flags: c_uint,
     /// Reserved: must be zero (KSYM_OPTS makes it so).
     pub reserved: c_uint,
-    /// Where table snapshots live (0.2). NULL: /run/ksym. It must be a
+    /// Where table snapshots live. NULL: /run/ksym. It must be a
     /// directory owned by the effective uid (0) with no group or other
     /// permission, or not exist (it is then made 0700).
     pub snapshot_dir: *const c_char,
@@ -50,7 +54,7 @@ impl Default for ksym_table_opts {
     }
 }
 
-/// ksym_table_opts.flags: neither read nor write a table snapshot (0.2).
+/// ksym_table_opts.flags: neither read nor write a table snapshot.
 ///
 /// By default ksym_table_open, as root reading real addresses, maps a
 /// snapshot of the table written by an earlier open in the same boot
@@ -120,7 +124,7 @@ mod tests {
 /// A kernel symbol table (opaque). Immutable once opened: any number of
 /// threads may use it at once.
 pub struct ksym_table {
-    table: Table,
+    pub(crate) table: Table,
     /// The table's diagnostics as C strings.
     diagnostics: Vec<CString>,
 }
@@ -174,7 +178,7 @@ fn boxed(table: Table) -> *mut ksym_table {
 /// `t` is NULL or a handle from `ksym_table_open`/`_from_buffer`, not yet
 /// freed, that lives for `'a`.
 #[inline]
-unsafe fn table_ref<'a>(t: *const ksym_table) -> Result<&'a ksym_table> {
+pub(crate) unsafe fn table_ref<'a>(t: *const ksym_table) -> Result<&'a ksym_table> {
     non_null(t, "table")?;
     // SAFETY: not NULL, so a live handle (# Safety).
     Ok(unsafe { &*t })
@@ -381,7 +385,7 @@ pub unsafe extern "C" fn ksym_foreach_match(
     })
 }
 
-/// Facts about a table (added to the contract). Output struct: set `sz`.
+/// Facts about a table. Output struct: set `sz`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ksym_table_stats {
@@ -411,9 +415,9 @@ pub const KSYM_STATS_KALLMODSYMS: c_uint = 1;
 pub const KSYM_STATS_BUILTIN_RANGES: c_uint = 2;
 /// ksym_table_stats.flags: sizes come from a vmlinux ELF.
 pub const KSYM_STATS_VMLINUX_SIZES: c_uint = 4;
-/// ksym_table_stats.flags: this table came from a snapshot (0.2).
+/// ksym_table_stats.flags: this table came from a snapshot.
 pub const KSYM_STATS_SNAPSHOT: c_uint = 8;
-/// ksym_table_stats.flags: this open wrote a new snapshot (0.2).
+/// ksym_table_stats.flags: this open wrote a new snapshot.
 pub const KSYM_STATS_SNAPSHOT_WRITTEN: c_uint = 16;
 
 /// Fills `out` (set out->sz first) with counts, memory and timings.
@@ -461,94 +465,6 @@ pub unsafe extern "C" fn ksym_table_stats(
         };
         // SAFETY: `out` as # Safety says.
         unsafe { super::write_out(out, s, "out") }?;
-        Ok(0)
-    })
-}
-
-/// What a module is (ksym_module_info.kind).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ksym_module_kind {
-    /// The core kernel.
-    KSYM_MODULE_VMLINUX = 0,
-    /// A loadable module ([ext4] in /proc/kallsyms).
-    KSYM_MODULE_LOADABLE = 1,
-    /// Built into the kernel image (kallmodsyms or modules.builtin.ranges).
-    KSYM_MODULE_BUILTIN = 2,
-    /// [bpf], [__builtin__ftrace], [__builtin__kprobes].
-    KSYM_MODULE_PSEUDO = 3,
-}
-
-/// A module of a table (added to the contract). Output struct: set `sz`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct ksym_module_info {
-    /// sizeof(struct ksym_module_info), set by the caller.
-    pub sz: usize,
-    /// Borrowed from the table.
-    pub name: *const c_char,
-    /// enum ksym_module_kind.
-    pub kind: c_int,
-    /// Reserved: written zero.
-    pub reserved: c_uint,
-    /// Symbols attributed to it.
-    pub symbols: usize,
-    /// Lowest and highest symbol address (absolute symbols excluded; 0 when none).
-    pub lo: u64,
-    pub hi: u64,
-}
-
-/// Number of modules of a table, `vmlinux` included (it is module 0).
-///
-/// # Safety
-/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
-/// freed).
-#[no_mangle]
-pub unsafe extern "C" fn ksym_table_module_count(table: *const ksym_table) -> usize {
-    value_call(0, || {
-        // SAFETY: `table` as # Safety says.
-        Ok(unsafe { table_ref(table) }?
-            .table
-            .module_table()?
-            .module_count())
-    })
-}
-
-/// Describes module `i` (0 is vmlinux, then in order of appearance).
-///
-/// # Safety
-/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
-/// freed).
-/// `out` is NULL or points to a writable struct of at least `out->sz` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ksym_table_module(
-    table: *const ksym_table,
-    i: usize,
-    out: *mut ksym_module_info,
-) -> c_int {
-    int_call(|| {
-        // SAFETY: `table` as # Safety says.
-        let t = unsafe { table_ref(table) }?.table.module_table()?;
-        let m: ModuleInfo = t.modules().nth(i).ok_or_else(|| {
-            Error::not_found(format!("no module {i}: the table has {}", t.module_count()))
-        })?;
-        let kind = match m.kind {
-            ModuleKind::Vmlinux => ksym_module_kind::KSYM_MODULE_VMLINUX,
-            ModuleKind::Loadable => ksym_module_kind::KSYM_MODULE_LOADABLE,
-            ModuleKind::Builtin => ksym_module_kind::KSYM_MODULE_BUILTIN,
-            ModuleKind::Pseudo => ksym_module_kind::KSYM_MODULE_PSEUDO,
-        };
-        let info = ksym_module_info {
-            sz: std::mem::size_of::<ksym_module_info>(),
-            name: m.name.with_nul().as_ptr().cast(),
-            kind: kind as c_int,
-            reserved: 0,
-            symbols: m.symbols,
-            lo: m.lo,
-            hi: m.hi,
-        };
-        // SAFETY: `out` as # Safety says.
-        unsafe { super::write_out(out, info, "out") }?;
         Ok(0)
     })
 }

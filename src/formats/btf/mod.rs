@@ -11,6 +11,7 @@
 //! [`Btf::resolve`] and [`Btf::size_of`] stop after [`MAX_CHAIN`] steps
 //! with `KSYM_ERR_FORMAT`.
 
+use std::ffi::CStr;
 use std::sync::Arc;
 
 mod check;
@@ -75,31 +76,40 @@ pub fn blob(flags: u8, types: &[u8], strings: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The name of a kind, as bpftool and libbpf print it.
+/// The names of the kinds, as the kernel (`btf_kind_str`) and bpftool
+/// spell them: `BTF_KIND_STRUCT` is "STRUCT", kind 0 (`BTF_KIND_UNKN`)
+/// "UNKNOWN". Indexed by kind.
+const KIND_NAMES: [&CStr; KIND_MAX as usize + 1] = [
+    c"UNKNOWN",    // 0
+    c"INT",        // 1
+    c"PTR",        // 2
+    c"ARRAY",      // 3
+    c"STRUCT",     // 4
+    c"UNION",      // 5
+    c"ENUM",       // 6
+    c"FWD",        // 7
+    c"TYPEDEF",    // 8
+    c"VOLATILE",   // 9
+    c"CONST",      // 10
+    c"RESTRICT",   // 11
+    c"FUNC",       // 12
+    c"FUNC_PROTO", // 13
+    c"VAR",        // 14
+    c"DATASEC",    // 15
+    c"FLOAT",      // 16
+    c"DECL_TAG",   // 17
+    c"TYPE_TAG",   // 18
+    c"ENUM64",     // 19
+];
+
+/// The name of a kind ("STRUCT"); None for a kind this reader does not know.
+pub fn kind_str(kind: u32) -> Option<&'static CStr> {
+    KIND_NAMES.get(kind as usize).copied()
+}
+
+/// The name of a kind for a message: "?" when unknown.
 pub fn kind_name(kind: u32) -> &'static str {
-    match kind {
-        0 => "UNKN",
-        KIND_INT => "INT",
-        KIND_PTR => "PTR",
-        KIND_ARRAY => "ARRAY",
-        KIND_STRUCT => "STRUCT",
-        KIND_UNION => "UNION",
-        KIND_ENUM => "ENUM",
-        KIND_FWD => "FWD",
-        KIND_TYPEDEF => "TYPEDEF",
-        KIND_VOLATILE => "VOLATILE",
-        KIND_CONST => "CONST",
-        KIND_RESTRICT => "RESTRICT",
-        KIND_FUNC => "FUNC",
-        KIND_FUNC_PROTO => "FUNC_PROTO",
-        KIND_VAR => "VAR",
-        KIND_DATASEC => "DATASEC",
-        KIND_FLOAT => "FLOAT",
-        KIND_DECL_TAG => "DECL_TAG",
-        KIND_TYPE_TAG => "TYPE_TAG",
-        KIND_ENUM64 => "ENUM64",
-        _ => "?",
-    }
+    kind_str(kind).and_then(|c| c.to_str().ok()).unwrap_or("?")
 }
 
 /// Bytes a type of `kind` with `vlen` items takes after its 12-byte header.

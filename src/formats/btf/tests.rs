@@ -192,3 +192,16 @@ fn malformed_btf_is_refused_with_a_reason() {
     be.swap(0, 1);
     assert!(Btf::parse(be).unwrap_err().message().contains("big-endian"));
 }
+
+#[test]
+fn kind_names_follow_the_kind_numbers() {
+    let s = |k| kind_str(k).unwrap().to_str().unwrap();
+    assert_eq!(s(0), "UNKNOWN");
+    assert_eq!(s(KIND_INT), "INT");
+    assert_eq!(s(KIND_STRUCT), "STRUCT");
+    assert_eq!(s(KIND_FUNC_PROTO), "FUNC_PROTO");
+    assert_eq!(s(KIND_DECL_TAG), "DECL_TAG");
+    assert_eq!(s(KIND_ENUM64), "ENUM64");
+    assert_eq!(kind_str(KIND_MAX + 1), None);
+    assert_eq!(kind_name(KIND_MAX + 1), "?");
+}

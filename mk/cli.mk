@@ -1,0 +1,18 @@
+# The ksym CLI's tests (tests/cli/*.out: command, expected output, exit
+# status) against the bundled data and BPF objects, and docs/cli.md's
+# reference part against the command table (tools/ksym.c).
+#
+#   make test-cli     run them (part of make test)
+#   make cli-expect   rewrite the expected outputs and docs/cli.md from
+#                     build/ksym (then review git diff)
+#   make cli-doc      the same (docs/cli.md is rewritten with the cases)
+
+TEST_PARTS += test-cli
+
+.PHONY: test-cli cli-expect cli-doc
+
+test-cli: $(BUILD)/ksym testdata
+	CC="$(CC)" sh tests/cli/run.sh $(BUILD)/ksym $(BUILD)/testdata
+
+cli-expect cli-doc: $(BUILD)/ksym testdata
+	KSYM_CLI_UPDATE=1 CC="$(CC)" sh tests/cli/run.sh $(BUILD)/ksym $(BUILD)/testdata

@@ -1,0 +1,26 @@
+# The docs' checks (part of make test):
+# - README.md's C example is examples/lookup.c, byte for byte; it is built
+#   as users build it (-std=c99 -pedantic, the static library) and run on
+#   the bundled 6.12 kernel's kallsyms, its output checked;
+# - user docs (README.md, docs/, HACKING.md) carry no dates and no diary's
+#   words (a line that names `make test-docs`, the rule itself, aside).
+
+TEST_PARTS += test-docs
+
+.PHONY: test-docs
+
+test-docs: $(BUILD)/libksym.a $(BUILD)/native-static-libs testdata
+	@awk '/^<!-- examples\/lookup.c -->$$/ { getline; on = 1; next } on && /^```$$/ { exit } on' README.md \
+	    > $(BUILD)/readme-example.c
+	@diff -u examples/lookup.c $(BUILD)/readme-example.c \
+	    || { echo "README.md's example is not examples/lookup.c" >&2; exit 1; }
+	$(CC) $(CWARN) -Iinclude -o $(BUILD)/example-lookup examples/lookup.c $(BUILD)/libksym.a \
+	    $$(cat $(BUILD)/native-static-libs)
+	@out=$$($(BUILD)/example-lookup $(BUILD)/testdata/linux-6.12-cloud/kallsyms); \
+	if [ "$$out" != "schedule+0x10 [vmlinux] size 0xc0" ]; then \
+	    echo "examples/lookup.c printed '$$out'" >&2; exit 1; fi; \
+	echo "README example: $$out (bundled 6.12 kernel)"
+	@if grep -nE '\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b|\b[Tt]oday\b|\b[Tt]onight\b' README.md HACKING.md docs/*.md \
+	        | grep -v 'make test-docs'; then \
+	    echo "user docs carry no dates and no 'today' (the lines above)" >&2; exit 1; fi
+	@echo "docs: no dates, no 'today'"
