@@ -80,14 +80,25 @@ if [ "$have_valgrind" = 1 ]; then
         --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect "$OUT/test_dlopen"
 fi
 
-# libbpf (libbpf-dev) as the oracle of attach and relocation semantics.
-if pkg-config --exists libbpf; then
+# libbpf 1.7 (build/libbpf-1.7: mk/objects.mk builds it) as the oracle of
+# attach and relocation semantics, linked statically; the prepare test
+# wraps syscall() to see each BPF_PROG_LOAD libbpf makes.
+LIBBPF_ORACLE=${LIBBPF_ORACLE:-build/libbpf-1.7}
+if [ ! -f "$LIBBPF_ORACLE/lib/libbpf.a" ]; then
+    echo "FAIL libbpf oracle tests: no $LIBBPF_ORACLE/lib/libbpf.a (make libbpf-oracle)" >&2
+    fail=1
+else
     for src in c-tests/libbpf/test_*.c; do
         t=$(basename "$src" .c)
-        $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 $cflags -o "$OUT/$t" "$src" $libs $(pkg-config --libs libbpf) \
-            -Wl,-rpath,"$libdir"
+        wrap=
+        [ "$t" != test_libbpf_prepare ] || wrap=-Wl,--wrap=syscall
+        $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_ORACLE/include" $cflags -o "$OUT/$t" "$src" \
+            $wrap "$LIBBPF_ORACLE/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
         run "$t" "$OUT/$t"
     done
+fi
+# libbpf-dev (the system's libbpf, which bpftool uses) for the preload test.
+if pkg-config --exists libbpf; then
     # Preloaded into bpftool and a libbpf program: the same output.
     $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -o "$OUT/libbpf_list" c-tests/dlopen/libbpf_list.c \
         $(pkg-config --libs libbpf)

@@ -187,6 +187,16 @@
 #define KSYM_ATTACH_OPTIONAL 4
 
 /**
+ * ksym_bpf_attach.flags: the kernel needs the target to load the program
+ * (it loads with attach_btf_id: fentry, fexit, fmod_ret, lsm, iter,
+ * tp_btf, freplace, struct_ops), so a program whose target did not
+ * resolve cannot load; without this flag the target matters only when
+ * attaching (kprobe, raw_tp), and the program loads whatever its error
+ * says (0.3).
+ */
+#define KSYM_ATTACH_TARGET_AT_LOAD 8
+
+/**
  * What an initial slot holds (`ksym_bpf_map_slot.kind`).
  */
 enum ksym_bpf_slot_kind {
@@ -923,6 +933,22 @@ struct ksym_bpf_attach {
      * Reserved: written zero.
      */
     uint32_t reserved;
+    /**
+     * Why the target did not resolve, whatever the program's autoload: 0
+     * when it did (or was not asked yet), else the code the call returns
+     * for a program to be loaded (0.3).
+     */
+    int error;
+    /**
+     * Reserved: written zero (0.3).
+     */
+    uint32_t reserved2;
+    /**
+     * The message of `error` (program, section, target, near matches);
+     * NULL when `error` is 0. Valid until the program's target changes
+     * (resolve_btf, set_attach_target) or the object is freed (0.3).
+     */
+    const char *error_message;
 };
 
 #ifdef __cplusplus
@@ -1530,6 +1556,18 @@ int ksym_bpf_object_resolve_btf(struct ksym_bpf_object *obj, struct ksym_btf *bt
  * section libbpf does not know gives prog_type 0 (and an error only when
  * a target is asked for: set_attach_target, expand).
  *
+ * A program whose target did not resolve (not in this kernel's BTF or
+ * kallsyms, or no target named where the kernel needs one) keeps that
+ * error, which fails no other program: this call returns it (the code,
+ * KSYM_ERR_NOT_FOUND or KSYM_ERR_INVALID, and the thread-local message
+ * naming program, section and target) when the program's autoload is
+ * on; with autoload off it returns 0. Either way, and unlike other calls,
+ * `out` is written, with the section-only fields, target and module as
+ * named, attach_btf_id and addr 0, and out->error / out->error_message
+ * set. Whether the program can still load is out->flags'
+ * KSYM_ATTACH_TARGET_AT_LOAD: without it (kprobe, raw_tp) libbpf loads
+ * it too, and only attaching fails.
+ *
  * # Safety
  * `obj` is NULL or a live handle; `out` is NULL or points to a writable
  * struct of at least `out->sz` bytes.
@@ -1539,14 +1577,50 @@ int ksym_bpf_program_attach_info(const struct ksym_bpf_object *obj,
                                  struct ksym_bpf_attach *out);
 
 /**
+ * Whether a loader loads program `prog` (libbpf's bpf_program__autoload):
+ * true unless its section starts with `?` (`SEC("?tp_btf/...")`) or
+ * ksym_bpf_program_set_autoload turned it off. An alias has its own;
+ * aliases made by ksym_bpf_program_expand start on. false, with
+ * KSYM_ERR_NOT_FOUND (or KSYM_ERR_INVALID for a NULL object) recorded,
+ * when there is no such program (0.3).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle.
+ */
+bool ksym_bpf_program_autoload(const struct ksym_bpf_object *obj, size_t prog);
+
+/**
+ * Sets whether a loader loads program `prog` (libbpf's
+ * bpf_program__set_autoload), before or after resolve_btf and relocate.
+ * A program with autoload off is neither required to resolve nor
+ * reported as failing: its target error (ksym_bpf_program_attach_info)
+ * is returned only while autoload is on; resolve_btf fails for a CO-RE
+ * relocation, and relocate for a missing map fd or step, only when a
+ * program with autoload on holds the instruction (the others are
+ * relocated when they can be: ksym_bpf_program_insns says why not). The
+ * bundled loader (`ksym obj --load`, `ksym trace`) loads only programs
+ * with autoload on. 0, or KSYM_ERR_NOT_FOUND for no such program,
+ * KSYM_ERR_INVALID for a NULL object (0.3).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle used by no other thread during the call.
+ */
+int ksym_bpf_program_set_autoload(struct ksym_bpf_object *obj, size_t prog, bool autoload);
+
+/**
  * Sets the attach target of one program or alias: "func", "module`func"
  * (or libbpf's "module:func"), or a tracepoint name for tp_btf/raw_tp,
  * resolved now in `btf` (NULL: the running kernel's). An alias lives in
  * its target's ELF section, so the section name cannot tell where an
  * alias attaches: the loader says it here (libbpf:
- * bpf_program__set_attach_target). KSYM_ERR_UNSUPPORTED for a program
- * whose section has no kernel target; KSYM_ERR_NOT_FOUND for a target
- * that is not there.
+ * bpf_program__set_attach_target). Works before and after
+ * ksym_bpf_object_resolve_btf: only this program changes (its attach
+ * info follows the new target, its error goes), nothing else is resolved
+ * again. KSYM_ERR_UNSUPPORTED for a program whose section has no kernel
+ * target; KSYM_ERR_INVALID for a NULL or empty target; KSYM_ERR_NOT_FOUND
+ * for a target that is not there (the message says when it names another
+ * kind: a tracepoint given to fentry, a function to tp_btf), the program
+ * then left as it was; KSYM_ERR_NOT_FOUND for no such program.
  *
  * # Safety
  * `obj` is NULL or a live handle used by no other thread during the call;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{bpftool_dump, Kernel61};
-use ksym::bpf::section::{attach as at, prog, SLEEPABLE, XDP_FRAGS};
+use ksym::bpf::section::{attach as at, prog, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 use ksym::bpf::Object;
 use ksym::btf::KernelBtf;
 use ksym::error::{INVALID, NOT_FOUND, UNSUPPORTED};
@@ -130,11 +130,16 @@ fn section_names_give_libbpfs_types() {
     for &(name, pt, eat, flags, target, module) in want {
         let i = o.find_program(name.as_bytes()).unwrap();
         let a = o.attach_info(i).unwrap();
+        // The kernel needs the target at load for BTF-attached types only
+        // (libbpf's SEC_ATTACH_BTF: tracing, lsm, freplace; struct_ops by
+        // their map).
+        let at_load = matches!(pt, prog::TRACING | prog::LSM | prog::EXT | prog::STRUCT_OPS);
+        assert_eq!(a.flags & TARGET_AT_LOAD != 0, at_load, "{name}");
         assert_eq!(
             (
                 a.prog_type,
                 a.expected_attach_type,
-                a.flags,
+                a.flags & !TARGET_AT_LOAD,
                 s(a.target),
                 s(a.module)
             ),
@@ -181,7 +186,10 @@ fn targets_resolve_in_kernel_btf_and_kallsyms() {
     let id =
         |m: &HashMap<(String, String), u32>, k: &str, n: &str| m[&(k.to_string(), n.to_string())];
     let mut o = object("sections.bpf.o");
-    o.resolve_attach(&btf).unwrap();
+    o.resolve_attach(&btf);
+    for i in 0..o.programs().len() {
+        assert_eq!(o.attach_info(i).unwrap().error, None, "program {i}");
+    }
     let want: &[(&str, u32, u64, &str, &str)] = &[
         (
             "p_fexit_mod",
@@ -272,7 +280,19 @@ fn each_alias_its_own_target_and_one_copy() {
     let vm = first_ids(&bpftool_dump(&k.vmlinux(), None));
     let mut o = object("trace.bpf.o");
     // Resolving: the kprobe target, lsm hook and tracepoints exist in 6.1.
-    o.resolve_attach(&btf).unwrap();
+    o.resolve_attach(&btf);
+    for i in 0..o.programs().len() {
+        let a = o.attach_info(i).unwrap();
+        // The placeholders (`SEC("fentry")`, `SEC("tp_btf")`) name no target: their
+        // own errors, no other program's.
+        let name = o.programs()[i].name.to_string_lossy().into_owned();
+        assert_eq!(
+            a.error.is_some(),
+            name == "count" || name == "count_tp",
+            "{name}: {:?}",
+            a.error
+        );
+    }
     let tp = o.find_program(b"on_tp").unwrap();
     for (alias, target) in [
         ("on_exec", "sched_process_exec"),
@@ -300,7 +320,7 @@ fn each_alias_its_own_target_and_one_copy() {
         "sched_process_fork"
     );
     // Resolving again does not undo what was set.
-    o.resolve_attach(&btf).unwrap();
+    o.resolve_attach(&btf);
     let exec = o.find_program(b"on_exec").unwrap();
     assert_eq!(
         s(o.attach_info(exec).unwrap().target).unwrap(),
@@ -399,7 +419,9 @@ fn errors_name_program_section_and_target() {
     })
     .unwrap();
     let mut o = object("sections.bpf.o");
-    let e = o.resolve_attach(&Arc::new(other)).unwrap_err();
+    o.resolve_attach(&Arc::new(other));
+    let fexit = o.find_program(b"p_fexit_mod").unwrap();
+    let e = o.attach_info(fexit).unwrap().failure().unwrap().clone();
     assert_eq!(e.code(), NOT_FOUND);
     assert!(e.message().contains("p_fexit_mod"), "{e}");
     let t = o.find_program(b"p_tp_btf").unwrap();
@@ -407,4 +429,75 @@ fn errors_name_program_section_and_target() {
         o.attach_info(t).unwrap().attach_btf_id > 0,
         "resolved anyway"
     );
+}
+
+/// As libbpf: a missing target fails its program, which still relocates;
+/// autoload off makes a program's errors no failure, and its code need
+/// not relocate; aliases have their own autoload.
+#[test]
+fn missing_targets_and_autoload_per_program() {
+    let k = Kernel61::new();
+    // 6.1's vmlinux without module BTF: the xfs targets are missing.
+    let other = Arc::new(
+        KernelBtf::open(&ksym::btf::Options {
+            vmlinux_btf_path: Some(k.vmlinux()),
+            module_btf_dir: Some("".into()),
+            filter_functions_path: Some("".into()),
+            kallsyms_path: Some(k.dir.path().join("kallsyms")),
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    let mut o = object("sections.bpf.o");
+    o.resolve_btf(&other).unwrap();
+    let failing: Vec<String> = (0..o.programs().len())
+        .filter(|&i| o.attach_info(i).unwrap().failure().is_some())
+        .map(|i| o.programs()[i].name.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(failing, ["p_fexit_mod", "p_fentry_dtrace"]);
+    for m in 0..o.maps().len() {
+        o.set_map_fd(m, 100 + m as i32).unwrap();
+    }
+    o.relocate().unwrap();
+    let f = o.find_program(b"p_fexit_mod").unwrap();
+    assert!(!o.insns(f).unwrap().is_empty());
+    o.set_autoload(f, false).unwrap();
+    let a = o.attach_info(f).unwrap();
+    assert!(a.failure().is_none() && a.error.unwrap().code() == NOT_FOUND);
+    assert!(!o.autoload(f).unwrap());
+    assert_eq!(o.set_autoload(999, true).unwrap_err().code(), NOT_FOUND);
+
+    // trace.bpf.o: only on_fentry and its 7 aliases use map `ips`.
+    let btf = Arc::new(k.open());
+    let mut o = object("trace.bpf.o");
+    o.resolve_btf(&btf).unwrap();
+    let ips = o.find_map(b"ips").unwrap();
+    for m in (0..o.maps().len()).filter(|&m| m != ips) {
+        o.set_map_fd(m, 100 + m as i32).unwrap();
+    }
+    let e = o.relocate().unwrap_err();
+    assert!(e.message().contains("`ips` has no fd"), "{e}");
+    let fentry: Vec<usize> = (0..o.programs().len())
+        .filter(|&i| o.programs()[i].name.to_bytes().starts_with(b"on_fentry"))
+        .collect();
+    assert_eq!(fentry.len(), 8);
+    // One alias still to be loaded needs the shared code relocated.
+    for &i in &fentry[..7] {
+        o.set_autoload(i, false).unwrap();
+    }
+    assert!(o.relocate().is_err());
+    o.set_autoload(fentry[7], false).unwrap();
+    o.relocate().unwrap();
+    let e = o.insns(fentry[0]).unwrap_err();
+    assert_eq!(e.code(), INVALID);
+    assert!(
+        e.message().contains("autoload is off") && e.message().contains("`ips` has no fd"),
+        "{e}"
+    );
+    let tp = o.find_program(b"on_tp").unwrap();
+    assert!(!o.insns(tp).unwrap().is_empty());
+    // With the fd, every layout is written again.
+    o.set_map_fd(ips, 7).unwrap();
+    o.relocate().unwrap();
+    assert!(!o.insns(fentry[0]).unwrap().is_empty());
 }

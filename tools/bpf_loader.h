@@ -426,9 +426,10 @@ static inline int kl_prepare_opts(struct ksym_bpf_object *obj, struct ksym_cache
     }
     /* Externs and kernel BTF before the maps: resolve_btf fills in the
      * .kconfig map's initial value. A program whose attach target is not
-     * in this kernel does not stop the others (as with libbpf, it fails
-     * when loaded): resolve_btf's message is kept in `why`, and relocate
-     * reports what stops relocation. */
+     * in this kernel does not fail resolve_btf (as with libbpf, it fails
+     * when loaded: kl_load_prog); what does fail it (a strong extern
+     * missing...) is kept in `why`, and relocate reports what stops
+     * relocation. */
     if ((err = ksym_bpf_object_resolve_ksyms(obj, cache)) != 0) {
         snprintf(why, why_size, "%s", ksym_last_error_message());
         return err;
@@ -559,7 +560,11 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
  * type and attach target as ksym_bpf_program_attach_info gives them (a
  * section libbpf does not know loads as a socket filter), its func_info
  * and line_info. Stores its fd (or -errno) in l->prog_fds[i] and returns
- * it; the verifier's verdict goes to `report` (may be NULL).
+ * it; the verifier's verdict goes to `report` (may be NULL). A program
+ * whose target did not resolve is not loaded when the kernel needs the
+ * target to load it (KSYM_ATTACH_TARGET_AT_LOAD: its error is returned);
+ * otherwise (a kprobe, a raw_tp) it loads, as with libbpf, and only
+ * attaching it fails.
  */
 static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report)
 {
@@ -568,8 +573,16 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
     struct ksym_bpf_attach at = { .sz = sizeof(at) };
     size_t cnt = 0, frs = 0, fcnt = 0, lrs = 0, lcnt = 0;
     struct kl_prog_load a;
-    if (ksym_bpf_program_info(obj, i, &p) != 0 || ksym_bpf_program_attach_info(obj, i, &at) != 0)
+    if (ksym_bpf_program_info(obj, i, &p) != 0)
         return l->prog_fds[i] = ksym_last_error();
+    /* Written even when it returns the program's own error (at.error). */
+    if (ksym_bpf_program_attach_info(obj, i, &at) != 0 && !at.error)
+        return l->prog_fds[i] = ksym_last_error();
+    if (at.error && (at.flags & KSYM_ATTACH_TARGET_AT_LOAD)) {
+        if (report)
+            fprintf(report, "  %-24s NOT LOADED: %s\n", p.name, at.error_message);
+        return l->prog_fds[i] = at.error;
+    }
     const struct ksym_bpf_insn *insns = ksym_bpf_program_insns(obj, i, &cnt);
     if (!insns)
         return l->prog_fds[i] = ksym_last_error();
@@ -624,11 +637,32 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
 }
 
 /*
- * Loads the object (kl_prepare, without kernel BTF) and every program,
- * aliases included, with func_info and line_info. Each program's verifier
- * verdict goes to `report` (may be NULL). Returns 0 when everything
- * loaded, 1 when some program did not (see l->prog_fds), or the negative
- * code of the first step that failed (a message in `why`).
+ * Loads (kl_load_prog) every program whose autoload is on
+ * (ksym_bpf_program_autoload: off for `?` sections and where the loader
+ * turned it off), aliases included; the others keep -ENOENT in
+ * l->prog_fds and are reported as skipped. Returns how many did not load.
+ */
+static inline size_t kl_load_autoload(struct ksym_bpf_object *obj, struct kl_loaded *l, FILE *report)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < l->nprogs; i++) {
+        if (!ksym_bpf_program_autoload(obj, i)) {
+            struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+            if (report && ksym_bpf_program_info(obj, i, &p) == 0)
+                fprintf(report, "  %-24s skipped: autoload is off\n", p.name);
+            continue;
+        }
+        failed += kl_load_prog(obj, l, i, report) < 0;
+    }
+    return failed;
+}
+
+/*
+ * Loads the object (kl_prepare, without kernel BTF) and every program
+ * whose autoload is on, aliases included, with func_info and line_info.
+ * Each program's verifier verdict goes to `report` (may be NULL). Returns
+ * 0 when all of them loaded, 1 when some did not (see l->prog_fds), or
+ * the negative code of the first step that failed (a message in `why`).
  */
 static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct kl_loaded *l,
                           FILE *report, char *why, size_t why_size)
@@ -636,9 +670,7 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
     int err = kl_prepare(obj, cache, NULL, l, why, why_size);
     if (err)
         return err;
-    int failed = 0;
-    for (size_t i = 0; i < l->nprogs; i++)
-        failed |= kl_load_prog(obj, l, i, report) < 0;
+    size_t failed = kl_load_autoload(obj, l, report);
     if ((err = kl_fill_slots(obj, l, KSYM_BPF_SLOT_PROGRAM, why, why_size)) != 0)
         return err;
     return failed ? 1 : 0;

@@ -39,6 +39,10 @@ for g in $groups; do
             pkgs="$pkgs xz-utils gzip"
             # the oracles: bpftool (BTF dumps) and libbpf (relocation, attach);
             pkgs="$pkgs bpftool libbpf-dev"
+            # libbpf 1.7, built from libbpf-sys's sources for the oracle
+            # tests (mk/objects.mk), needs libelf and zlib;
+            pkgs="$pkgs libelf-dev"
+            pkgs="$pkgs zlib1g-dev"
             # the second kernel (make test-guest): qemu, the initramfs's
             # busybox, depmod/modprobe for the image's module order;
             pkgs="$pkgs qemu-system-x86 busybox-static kmod"

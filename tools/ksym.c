@@ -10,7 +10,8 @@
  *   ksym obj FILE.bpf.o [--kallsyms FILE] [--load]
  *                                      programs and their aliases, maps, externs
  *                                      resolved, relocations; --load creates the
- *                                      maps and loads every program
+ *                                      maps and loads every program whose
+ *                                      autoload is on (`?` sections: off)
  *   ksym trace [--tracepoints] PATTERN [--interval S] [--duration S] [--top N]
  *                                      one counting program attached to every
  *                                      kernel function (fentry) or BTF tracepoint
@@ -69,7 +70,9 @@ static void usage(FILE *f)
             "  stat              symbol and module counts, memory, read/parse time\n"
             "  resolve NAME...   resolve in one streaming pass (no table), through a cache\n"
             "  obj FILE.bpf.o    a BPF object: programs and aliases, maps, externs, relocations;\n"
-            "                    --load creates its maps and loads every program into the kernel\n"
+            "                    --load creates its maps and loads every program whose autoload is\n"
+            "                    on (not `?` sections) into the kernel; a target this kernel lacks\n"
+            "                    is that program's error, not the object's\n"
             "  trace PATTERN     count hits on every kernel function matching PATTERN (glob or\n"
             "                    module`glob), one fentry alias each; --tracepoints: every BTF\n"
             "                    tracepoint (tp_btf); --interval S (1), --duration S (0: until\n"
@@ -416,7 +419,13 @@ static int cmd_obj(const struct options *o, const char *path)
             printf(" sleepable");
         if (a.flags & KSYM_ATTACH_OPTIONAL)
             printf(" (optional: `?` section)");
+        if (!ksym_bpf_program_autoload(obj, i))
+            printf(" (autoload off)");
         putchar('\n');
+        if (a.error)
+            printf("       not in this kernel%s: %s\n",
+                   a.flags & KSYM_ATTACH_TARGET_AT_LOAD ? " (needed to load it)" : " (needed to attach it)",
+                   a.error_message);
     }
 
     printf("\nmaps:\n");
@@ -530,24 +539,24 @@ static int cmd_obj(const struct options *o, const char *path)
             rc = 1;
         } else {
             int err = kl_prepare(obj, cache, btf, &l, why, sizeof(why));
-            int failed = 0;
-            for (size_t i = 0; err == 0 && i < np; i++)
-                failed |= kl_load_prog(obj, &l, i, stdout) < 0;
+            int failed = err == 0 && kl_load_autoload(obj, &l, stdout) > 0;
             if (err < 0) {
                 fprintf(stderr, "ksym: %s\n", why);
                 rc = 1;
             } else if (failed) {
                 rc = 1; /* each failed program's verdict is printed above */
             } else {
-                size_t cnt;
+                size_t cnt = 0, loaded = 0;
                 const struct ksym_bpf_insn *first = ksym_bpf_program_insns(obj, 0, &cnt);
                 size_t shared = 0;
-                for (size_t i = 1; i < np; i++) {
+                for (size_t i = 0; i < np; i++) {
                     size_t c2;
-                    shared += ksym_bpf_program_insns(obj, i, &c2) == first;
+                    loaded += l.prog_fds[i] >= 0;
+                    shared += i > 0 && first && ksym_bpf_program_insns(obj, i, &c2) == first;
                 }
-                printf("  all %zu programs loaded; program 0 and its %zu aliases share one copy of %zu insns\n",
-                       np, shared, cnt);
+                printf("  all %zu programs with autoload on loaded (%zu off); program 0 and its %zu aliases share "
+                       "one copy of %zu insns\n",
+                       loaded, np - loaded, shared, cnt);
             }
             kl_unload(&l);
         }

@@ -84,6 +84,11 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
                 tracepoints ? "BTF tracepoint" : "attachable kernel function (BTF, kallsyms, ftrace)", pattern);
         goto out;
     }
+    /* Only the aliases are loaded: the object's own programs are
+     * placeholders without a target (autoload off, as a libbpf loader
+     * would say it); expand's aliases start with autoload on. */
+    for (size_t i = 0; i < base; i++)
+        ksym_bpf_program_set_autoload(obj, i, false);
     char why[4096];
     int err = kl_prepare(obj, NULL, btf, &l, why, sizeof(why));
     if (err) {
@@ -105,6 +110,8 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
     ksym_bpf_program_insns(obj, prog, &insn_cnt);
     for (size_t i = base; i < base + (size_t)n; i++) {
         struct ksym_bpf_attach at = { .sz = sizeof(at) };
+        if (!ksym_bpf_program_autoload(obj, i))
+            continue;
         ksym_bpf_program_attach_info(obj, i, &at);
         int fd = kl_load_prog(obj, &l, i, NULL);
         if (fd < 0 && attached == 0 && !tracepoints && (fd == -EPERM || fd == -EOPNOTSUPP || fd == -524)) {

@@ -1,7 +1,7 @@
 /*
  * Differential test against libbpf on real objects nobody here wrote: the
  * kernel's BPF selftests (tests/data/bpf-selftests-6.1, built by
- * tools/corpus/build.sh). For every program that libbpf (libbpf-dev) loads
+ * tools/corpus/build.sh). For every program that libbpf (1.7, build/libbpf-1.7) loads
  * on this kernel:
  *   - libksym's final instructions equal libbpf's (bpf_program__insns after
  *     bpf_object__load), libksym given libbpf's map fds so that every byte

@@ -28,10 +28,27 @@ pub(super) struct Attach {
     /// section's.
     set: Option<Box<Named>>,
     resolved: Option<Box<Resolved>>,
+    /// Why the target did not resolve (the last resolution): the
+    /// program's own failure, which fails no other program.
+    error: Option<Box<Failed>>,
     /// The section starts with `?` (libbpf's autoload off).
     optional: bool,
     /// struct_ops programs: the struct member a struct_ops map gives them.
     pub(super) struct_ops: Option<Box<OpsMember>>,
+}
+
+/// A program's attach error, and its message as C text.
+#[derive(Clone, Debug)]
+struct Failed {
+    error: Error,
+    text: CString,
+}
+
+impl Failed {
+    fn new(error: Error) -> Box<Failed> {
+        let text = CString::new(error.message().replace('\0', " ")).unwrap_or_default();
+        Box::new(Failed { error, text })
+    }
 }
 
 /// A target as a query (`module`name`), and as shown before resolution.
@@ -103,8 +120,24 @@ pub struct AttachInfo<'a> {
     pub module: Option<&'a CStr>,
     /// Kernel address of a function target (after resolution).
     pub addr: u64,
-    /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`], [`section::OPTIONAL`].
+    /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`], [`section::OPTIONAL`],
+    /// [`section::TARGET_AT_LOAD`].
     pub flags: u32,
+    /// Why the target did not resolve, if it did not (kept whatever the
+    /// program's autoload).
+    pub error: Option<&'a Error>,
+    /// Its message, as C text.
+    pub error_text: Option<&'a CStr>,
+    /// The program's autoload.
+    pub autoload: bool,
+}
+
+impl<'a> AttachInfo<'a> {
+    /// The program's failure: its error when it is to be loaded (a
+    /// program with autoload off fails nothing).
+    pub fn failure(&self) -> Option<&'a Error> {
+        self.error.filter(|_| self.autoload)
+    }
 }
 
 impl Attach {
@@ -151,9 +184,14 @@ impl Attach {
 }
 
 impl Object {
-    /// Where program `prog` attaches.
+    /// Where program `prog` attaches, and why its target did not resolve
+    /// if it did not ([`AttachInfo::error`]).
     pub fn attach_info(&self, prog: usize) -> Result<AttachInfo<'_>> {
-        let a = &self.program(prog)?.attach;
+        let p = self.program(prog)?;
+        let a = &p.attach;
+        let optional = if a.optional { section::OPTIONAL } else { 0 };
+        let error = a.error.as_deref().map(|f| &f.error);
+        let error_text = a.error.as_deref().map(|f| f.text.as_c_str());
         let Some(def) = a.def else {
             return Ok(AttachInfo {
                 prog_type: 0,
@@ -163,10 +201,18 @@ impl Object {
                 target: None,
                 module: None,
                 addr: 0,
-                flags: if a.optional { section::OPTIONAL } else { 0 },
+                flags: optional,
+                error,
+                error_text,
+                autoload: p.autoload,
             });
         };
         let named = a.set.as_deref().or(a.section.as_deref());
+        let at_load = if def.attaches_by_btf() || def.prog_type == section::prog::STRUCT_OPS {
+            section::TARGET_AT_LOAD
+        } else {
+            0
+        };
         let mut info = AttachInfo {
             prog_type: def.prog_type,
             expected_attach_type: def.expected_attach_type,
@@ -175,7 +221,10 @@ impl Object {
             target: named.map(|n| n.name.as_c_str()),
             module: named.and_then(|n| n.module.as_deref()),
             addr: 0,
-            flags: def.load_flags() | if a.optional { section::OPTIONAL } else { 0 },
+            flags: def.load_flags() | optional | at_load,
+            error,
+            error_text,
+            autoload: p.autoload,
         };
         // A struct_ops program attaches to the member of the kernel struct
         // its map gives it: the struct's BTF id and the member's index
@@ -198,6 +247,22 @@ impl Object {
             }
         }
         Ok(info)
+    }
+
+    /// The program's autoload: whether a loader loads it (libbpf's
+    /// `bpf_program__autoload`). Off for a `?` section; an alias has its
+    /// own.
+    pub fn autoload(&self, prog: usize) -> Result<bool> {
+        Ok(self.program(prog)?.autoload)
+    }
+
+    /// Sets the program's autoload (libbpf's `bpf_program__set_autoload`):
+    /// a program with autoload off need not resolve nor relocate, and its
+    /// errors fail nothing.
+    pub fn set_autoload(&mut self, prog: usize, autoload: bool) -> Result<()> {
+        self.program(prog)?;
+        self.programs[prog].autoload = autoload;
+        Ok(())
     }
 
     /// The target kind of program `prog`, or why it has none.
@@ -236,7 +301,13 @@ impl Object {
             )
         };
         let q = Query::parse(query).map_err(|e| e.context(at()))?;
-        let target = kernel.target(kind, &q).map_err(|e| e.context(at()))?;
+        let target = kernel.target(kind, &q).map_err(|e| {
+            let e = match kernel.other_kind(kind, &q) {
+                Some(hint) => Error::new(e.code(), format!("{}; {hint}", e.message())),
+                None => e,
+            };
+            e.context(at())
+        })?;
         Ok(Self::resolved(kernel, kind, target))
     }
 
@@ -255,11 +326,14 @@ impl Object {
     }
 
     /// Resolves the attach target of every program and alias that names
-    /// one (its section's, or the one set for it) against `kernel`.
-    /// Programs already resolved against the same kernel BTF are left as
-    /// they are. Every program is tried; the first failure is returned.
-    pub fn resolve_attach(&mut self, kernel: &Arc<KernelBtf>) -> Result<()> {
-        let mut first_err = None;
+    /// one (its section's, or the one set for it) against `kernel`,
+    /// whatever its autoload. Programs already resolved against the same
+    /// kernel BTF are left as they are. A target that does not resolve is
+    /// that program's error ([`AttachInfo::error`]), as a target libbpf
+    /// finds missing fails the program that is loaded, not the object; so
+    /// is a section that needs a target at load (fentry, tp_btf, lsm,
+    /// iter...) but names none, when none was set.
+    pub fn resolve_attach(&mut self, kernel: &Arc<KernelBtf>) {
         for i in 0..self.programs.len() {
             let p = &self.programs[i];
             if p.attach
@@ -269,25 +343,40 @@ impl Object {
             {
                 continue;
             }
-            let (Some(kind), Some(q)) = (p.attach.def.and_then(|d| d.target), p.attach.query())
-            else {
-                continue;
+            let Some(def) = p.attach.def else { continue };
+            let Some(kind) = def.target else { continue };
+            let res = match p.attach.query() {
+                Some(q) => Self::resolve_one(kernel, kind, p, &q),
+                None if def.attaches_by_btf() => Err(Error::invalid(format!(
+                    "program `{}` (section `{}`): no attach target: the section names none, and the \
+                     kernel needs one to load a `{}` program; set it with \
+                     ksym_bpf_program_set_attach_target",
+                    p.name.to_string_lossy(),
+                    p.section.to_string_lossy(),
+                    def.sec.trim_end_matches(['+', '/'])
+                ))),
+                None => continue,
             };
-            match Self::resolve_one(kernel, kind, p, &q) {
-                Ok(r) => self.programs[i].attach.resolved = Some(r),
+            let a = &mut self.programs[i].attach;
+            match res {
+                Ok(r) => {
+                    a.resolved = Some(r);
+                    a.error = None;
+                }
                 Err(e) => {
-                    first_err.get_or_insert(e);
+                    a.resolved = None;
+                    a.error = Some(Failed::new(e));
                 }
             }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(()),
         }
     }
 
     /// Sets where program or alias `prog` attaches: `func`, `module`func`
-    /// (or libbpf's `module:func`), or a tracepoint name, resolved now.
+    /// (or libbpf's `module:func`), or a tracepoint name, resolved now,
+    /// before or after [`Object::resolve_btf`]: only this program's attach
+    /// state changes (its error goes). A target that does not resolve is
+    /// an error of the call, and leaves the program as it was (libbpf's
+    /// `bpf_program__set_attach_target`).
     pub fn set_attach_target(
         &mut self,
         prog: usize,
@@ -295,11 +384,21 @@ impl Object {
         kernel: &Arc<KernelBtf>,
     ) -> Result<()> {
         let kind = self.target_kind(prog)?;
+        if target.is_empty() {
+            let p = &self.programs[prog];
+            return Err(Error::invalid(format!(
+                "program `{}` (section `{}`): the attach target is empty: name a {}",
+                p.name.to_string_lossy(),
+                p.section.to_string_lossy(),
+                kind.what()
+            )));
+        }
         let query = section::target_query(kind, target);
         let r = Self::resolve_one(kernel, kind, &self.programs[prog], &query)?;
         let a = &mut self.programs[prog].attach;
         a.set = Some(Box::new(Named::new(query)));
         a.resolved = Some(r);
+        a.error = None;
         Ok(())
     }
 
@@ -340,7 +439,10 @@ impl Object {
             let name = CString::new(alias_name.as_slice()).unwrap_or_default();
             let mut alias = self.programs[root].alias(root, name);
             alias.attach.set = None;
+            alias.attach.error = None;
             alias.attach.resolved = Some(Self::resolved(kernel, kind, t));
+            // The loader asked for it: it is loaded, whatever the root's.
+            alias.autoload = true;
             self.programs.push(alias);
         }
         Ok(n)

@@ -219,6 +219,7 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
             layout: 0,
             sec,
             attach: super::attach::Attach::of_section(secs[sec].name),
+            autoload: !secs[sec].name.starts_with(b"?"),
         });
     }
 
@@ -365,12 +366,9 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
                     let ssec = sym.shndx as usize;
                     if sym.shndx == E::SHN_UNDEF {
                         let name = sym.name.to_vec();
+                        // An ld_imm64 of a kfunc (bpf_ksym_exists) is one
+                        // of a typed ksym, as libbpf relocates it.
                         let e = match extern_of.get(&name) {
-                            Some(&e) if externs[e].kind == ExternKind::Kfunc => {
-                                return Err(Error::unsupported(at(&format!(
-                                    "ld_imm64 of kfunc `{sname}`: a kfunc can only be called"
-                                ))));
-                            }
                             Some(&e) => e,
                             None => {
                                 // An extern BTF does not describe (no BTF, or an
@@ -455,6 +453,8 @@ pub(super) fn load(data: &[u8]) -> Result<Object> {
         v.sort_by_key(|&(i, _)| i);
         v.dedup_by_key(|&mut (i, _)| i);
     }
+
+    super::externs::number_as_libbpf(&mut externs);
 
     // The BTF a loader gives BPF_BTF_LOAD.
     let loadable = match &btf {

@@ -77,6 +77,10 @@ pub struct Extern {
     /// KsymBtf: the local type (modifiers and typedefs skipped); Kfunc: the
     /// local FUNC_PROTO.
     local_type: u32,
+    /// Its index among libbpf's externs (`.kconfig` ones first, in their
+    /// layout order, then the others by name), which libbpf writes into
+    /// a poisoned call of a missing weak kfunc.
+    pub(crate) libbpf_idx: usize,
 }
 
 impl Extern {
@@ -94,6 +98,7 @@ impl Extern {
             module: None,
             kcfg: None,
             local_type: 0,
+            libbpf_idx: 0,
         }
     }
 
@@ -155,6 +160,24 @@ pub(super) fn collect(btf: &Btf, weak: impl Fn(&[u8]) -> bool) -> Result<Vec<Ext
         )));
     }
     Ok(out)
+}
+
+/// Numbers the externs as libbpf orders them (`cmp_externs`): `.kconfig`
+/// ones first, by descending alignment, ascending size and name, then the
+/// `__ksym` ones by name.
+pub(super) fn number_as_libbpf(externs: &mut [Extern]) {
+    let mut order: Vec<usize> = (0..externs.len()).collect();
+    let key = |x: &Extern| {
+        let k = x.kcfg.map(|k| (std::cmp::Reverse(k.align), k.size));
+        (x.kcfg.is_none(), k)
+    };
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&externs[a], &externs[b]);
+        key(x).cmp(&key(y)).then_with(|| x.name.cmp(&y.name))
+    });
+    for (n, i) in order.into_iter().enumerate() {
+        externs[i].libbpf_idx = n;
+    }
 }
 
 /// A `.kconfig` VAR's type, size and alignment (libbpf's
@@ -281,16 +304,24 @@ pub(super) fn resolve_btf(
             ExternKind::Kfunc => (fbtf::KIND_FUNC, "kfunc"),
             _ => continue,
         };
-        let name = x.name.to_bytes();
+        let mut name = x.name.to_bytes();
+        // A kfunc is looked up by its essential name, as libbpf does
+        // (`bpf_task_from_pid___v2` is `bpf_task_from_pid`).
+        if x.kind == ExternKind::Kfunc {
+            name = &name[..crate::btf::index::essential_len(name)];
+        }
         let q = Query::parse(name).map_err(|e| e.context(format!("extern `{}`", x.shown())))?;
+        let unresolved = |x: &mut Extern| {
+            x.resolved = false;
+            x.btf_id = 0;
+            x.btf_obj_fd = 0;
+            x.fd_idx = 0;
+            x.module = None;
+        };
         let found = match kernel.find_query(&q, b"", kind, what) {
             Ok(f) => f,
             Err(e) if e.code() == NOT_FOUND && x.weak => {
-                x.resolved = false;
-                x.btf_id = 0;
-                x.btf_obj_fd = 0;
-                x.fd_idx = 0;
-                x.module = None;
+                unresolved(x);
                 continue;
             }
             Err(e) => {
@@ -310,6 +341,11 @@ pub(super) fn resolve_btf(
             _ => (x.local_type, kt.type_id()),
         };
         if !super::core::types_are_compat(local, lid, &blob.btf, tid)? {
+            // libbpf: a weak kfunc of another prototype is as missing.
+            if x.kind == ExternKind::Kfunc && x.weak {
+                unresolved(x);
+                continue;
+            }
             let desc = |b: &Btf, id: u32| {
                 let t = b.ty(id);
                 format!(

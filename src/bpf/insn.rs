@@ -68,6 +68,23 @@ impl Insn {
     }
 }
 
+/// libbpf's `POISON_CALL_KFUNC_BASE`: a call to a weak kfunc the kernel
+/// lacks becomes a call of helper `2002000000 + extern index`, which the
+/// verifier rejects (`invalid func unknown#2002000003`) only where it is
+/// reachable.
+pub const POISON_CALL_KFUNC_BASE: i32 = 2_002_000_000;
+
+/// libbpf's poisoned call of the missing weak kfunc that is extern
+/// `libbpf_idx` in its order (`poison_kfunc_call`).
+pub fn poisoned_kfunc_call(libbpf_idx: usize) -> Insn {
+    Insn {
+        code: CALL,
+        regs: 0,
+        off: 0,
+        imm: POISON_CALL_KFUNC_BASE.saturating_add(i32::try_from(libbpf_idx).unwrap_or(i32::MAX)),
+    }
+}
+
 /// The index of the first bpf-to-bpf call in `insns`. A large program is
 /// mostly anything else and the relocation walks it from call to call:
 /// blocks of 16 are tested as words, without a branch per instruction

@@ -115,6 +115,9 @@ pub struct Program {
     sec: usize,
     /// Where it attaches: the section's definition, the target it names.
     attach: attach::Attach,
+    /// Whether a loader loads it (libbpf's autoload): off for a `?`
+    /// section.
+    autoload: bool,
 }
 
 /// A map: a BTF-defined `.maps` variable or a data section.
@@ -183,6 +186,9 @@ struct Layout {
     func_info: Vec<u8>,
     /// `struct bpf_line_info` records (16 bytes).
     line_info: Vec<u8>,
+    /// Why the last relocate left this layout unwritten (only programs
+    /// with autoload off use it, and it could not be relocated).
+    skipped: Option<Box<Error>>,
 }
 
 /// One CO-RE record of `.BTF.ext`, resolved once for every layout that
@@ -395,7 +401,18 @@ impl Object {
                 p.name.to_string_lossy()
             )));
         }
-        Ok(&self.layouts[p.layout].insns)
+        let l = &self.layouts[p.layout];
+        if let Some(e) = &l.skipped {
+            return Err(Error::new(
+                e.code(),
+                format!(
+                    "program `{}`: not relocated: its autoload is off (it need not be), and {}",
+                    p.name.to_string_lossy(),
+                    e.message()
+                ),
+            ));
+        }
+        Ok(&l.insns)
     }
 
     /// Resolves every extern in one pass: through `cache` when given (misses

@@ -259,7 +259,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     let x = &code.externs[e];
                     out.base[fi].set_src_reg(0);
                     let (kind, addend) = match x.kind {
-                        ExternKind::KsymBtf => (RelocKind::KsymBtf, 0),
+                        ExternKind::KsymBtf | ExternKind::Kfunc => (RelocKind::KsymBtf, 0),
                         ExternKind::Kconfig => {
                             (RelocKind::Kconfig, x.kcfg.map_or(0, |k| k.off as i64))
                         }
@@ -496,12 +496,15 @@ pub(super) fn patch(l: &mut Layout, maps: &[Map], externs: &[Extern], kconfig: O
             }
             RelocKind::Kfunc => {
                 let x = &externs[r.target];
-                insns[i].set_src_reg(insn::PSEUDO_KFUNC_CALL);
-                (insns[i].imm, insns[i].off) = if x.resolved {
-                    (x.btf_id as i32, x.fd_idx)
+                if x.resolved {
+                    insns[i].set_src_reg(insn::PSEUDO_KFUNC_CALL);
+                    (insns[i].imm, insns[i].off) = (x.btf_id as i32, x.fd_idx);
                 } else {
-                    (0, 0) // a weak kfunc not found, as libbpf
-                };
+                    // A weak kfunc not found: libbpf's poisoned call, an
+                    // invalid helper the verifier rejects only where it is
+                    // reachable (bpf_ksym_exists() guards it).
+                    insns[i] = insn::poisoned_kfunc_call(x.libbpf_idx);
+                }
             }
             RelocKind::Call | RelocKind::Func | RelocKind::Core => {}
         }

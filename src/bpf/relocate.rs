@@ -78,11 +78,16 @@ impl Object {
     /// (the `.kconfig` map's initial value). Every part is tried; the first
     /// failure is returned, and relocate reports a CO-RE or extern failure
     /// again.
+    ///
+    /// As libbpf's `bpf_object__prepare`: an attach target that does not
+    /// resolve fails only its program (see [`Object::resolve_attach`]); a
+    /// CO-RE failure fails the object only when a program to be loaded
+    /// (autoload on) holds the instruction; externs and struct_ops maps
+    /// are the object's, whoever uses them.
     pub fn resolve_btf(&mut self, kernel: &Arc<KernelBtf>) -> Result<()> {
         let mut first: Option<Error> = None;
-        if let Err(e) = self.resolve_attach(kernel) {
-            first.get_or_insert(e);
-        }
+        self.resolve_attach(kernel);
+        let needed = self.layouts_needed();
         if let Some(local) = &self.local_btf {
             for p in &mut self.programs {
                 if let Some(o) = p.attach.struct_ops.as_deref_mut() {
@@ -95,13 +100,21 @@ impl Object {
                 }
             }
             let mut cands = Cands::default();
+            let mut loaded = vec![false; self.core_sites.len()];
+            for (l, _) in self.layouts.iter().zip(&needed).filter(|(_, &n)| n) {
+                for &(_, site) in &l.core {
+                    loaded[site] = true;
+                }
+            }
             for (i, site) in self.core_sites.iter_mut().enumerate() {
                 if !site.used {
                     continue;
                 }
                 let r = core::resolve(local, kernel, &site.rec, &mut cands, &site.owner, i);
                 if let Err(e) = &r {
-                    first.get_or_insert_with(|| e.clone());
+                    if loaded[i] {
+                        first.get_or_insert_with(|| e.clone());
+                    }
                 }
                 site.res = Some(r);
             }
@@ -168,94 +181,128 @@ impl Object {
         }
     }
 
-    /// The first reason the layouts cannot be written: a step not taken
-    /// (resolve_ksyms, resolve_btf, a map fd) or a relocation that failed.
-    fn check_ready(&self) -> Result<()> {
-        let needs_btf = |k: RelocKind| {
-            matches!(
-                k,
-                RelocKind::Core | RelocKind::KsymBtf | RelocKind::Kfunc | RelocKind::Kconfig
-            )
-        };
-        // Kernel BTF first, then every map, then every untyped extern: the
-        // first problem reported is the same whatever the order of the
-        // relocations.
-        for l in &self.layouts {
-            let owner = self.programs[l.owner].name.to_string_lossy();
-            if let Some(r) = l.relocs.iter().find(|r| needs_btf(r.kind)) {
-                if self.btf_kernel.is_none() {
-                    let what = match r.kind {
-                        RelocKind::Core => "a CO-RE relocation",
-                        RelocKind::KsymBtf => "a typed __ksym",
-                        RelocKind::Kfunc => "a kfunc call",
-                        _ => "a .kconfig extern",
-                    };
-                    return Err(Error::new(
-                        INVALID,
-                        format!(
-                            "program `{owner}`, instruction {}: {what} (`{}`) needs the kernel's BTF: \
-                             call ksym_bpf_object_resolve_btf first",
-                            r.insn_idx,
-                            self.reloc_symbol(r).to_string_lossy()
-                        ),
-                    ));
-                }
-                if let Some(e) = &self.btf_error {
-                    return Err(e.clone().context("ksym_bpf_object_resolve_btf failed"));
-                }
-            }
-            for &(fi, site) in &l.core {
-                let s = &self.core_sites[site];
-                match &s.res {
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => return Err(e.clone()),
-                    None => {
-                        return Err(Error::new(
+    /// Which layouts a program to be loaded (autoload on) uses: those must
+    /// relocate; the others relocate when they can.
+    pub(super) fn layouts_needed(&self) -> Vec<bool> {
+        let mut needed = vec![false; self.layouts.len()];
+        for p in self.programs.iter().filter(|p| p.autoload) {
+            needed[p.layout] = true;
+        }
+        needed
+    }
+
+    /// Why layout `li` cannot be written, at one of three steps (so that,
+    /// over all layouts, the first problem reported is the same whatever
+    /// the order of the relocations): 0, kernel BTF (resolve_btf not
+    /// called, an extern or CO-RE failure); 1, a map without an fd; 2,
+    /// resolve_ksyms not called.
+    fn layout_problem(&self, li: usize, step: u8) -> Option<Error> {
+        let l = &self.layouts[li];
+        let owner = || self.programs[l.owner].name.to_string_lossy();
+        match step {
+            0 => {
+                let needs_btf = |k: RelocKind| {
+                    matches!(
+                        k,
+                        RelocKind::Core
+                            | RelocKind::KsymBtf
+                            | RelocKind::Kfunc
+                            | RelocKind::Kconfig
+                    )
+                };
+                if let Some(r) = l.relocs.iter().find(|r| needs_btf(r.kind)) {
+                    if self.btf_kernel.is_none() {
+                        let what = match r.kind {
+                            RelocKind::Core => "a CO-RE relocation",
+                            RelocKind::KsymBtf => "a typed __ksym",
+                            RelocKind::Kfunc => "a kfunc call",
+                            _ => "a .kconfig extern",
+                        };
+                        return Some(Error::new(
                             INVALID,
                             format!(
-                                "program `{owner}`, instruction {fi}: CO-RE relocation {} is not \
-                                 resolved: call ksym_bpf_object_resolve_btf",
-                                s.text.to_string_lossy()
+                                "program `{}`, instruction {}: {what} (`{}`) needs the kernel's BTF: \
+                                 call ksym_bpf_object_resolve_btf first",
+                                owner(),
+                                r.insn_idx,
+                                self.reloc_symbol(r).to_string_lossy()
                             ),
-                        ))
+                        ));
+                    }
+                    if let Some(e) = &self.btf_error {
+                        return Some(e.clone().context("ksym_bpf_object_resolve_btf failed"));
                     }
                 }
+                for &(fi, site) in &l.core {
+                    let s = &self.core_sites[site];
+                    match &s.res {
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => return Some(e.clone()),
+                        None => {
+                            return Some(Error::new(
+                                INVALID,
+                                format!(
+                                    "program `{}`, instruction {fi}: CO-RE relocation {} is not \
+                                     resolved: call ksym_bpf_object_resolve_btf",
+                                    owner(),
+                                    s.text.to_string_lossy()
+                                ),
+                            ))
+                        }
+                    }
+                }
+                None
             }
-        }
-        for l in &self.layouts {
-            let owner = self.programs[l.owner].name.to_string_lossy();
-            for r in &l.relocs {
+            1 => l.relocs.iter().find_map(|r| {
                 let map = match r.kind {
                     RelocKind::MapFd | RelocKind::MapValue => Some(r.target),
                     RelocKind::Kconfig => self.kconfig_map,
                     _ => None,
                 };
-                if let Some(m) = map.filter(|&m| self.maps[m].fd.is_none()) {
-                    return Err(Error::new(
+                map.filter(|&m| self.maps[m].fd.is_none()).map(|m| {
+                    Error::new(
                         INVALID,
                         format!(
-                            "program `{owner}`, instruction {}: map `{}` has no fd: create it and call \
+                            "program `{}`, instruction {}: map `{}` has no fd: create it and call \
                              ksym_bpf_object_set_map_fd",
+                            owner(),
                             r.insn_idx,
                             self.maps[m].name.to_string_lossy()
                         ),
-                    ));
+                    )
+                })
+            }),
+            _ => {
+                if self.ksyms_resolved {
+                    return None;
                 }
+                l.relocs
+                    .iter()
+                    .find(|r| r.kind == RelocKind::Ksym)
+                    .map(|r| {
+                        Error::new(
+                            INVALID,
+                            format!(
+                                "program `{}`, instruction {}: extern `{}` is not resolved: call \
+                                 ksym_bpf_object_resolve_ksyms first",
+                                owner(),
+                                r.insn_idx,
+                                self.reloc_symbol(r).to_string_lossy()
+                            ),
+                        )
+                    })
             }
         }
-        if !self.ksyms_resolved {
-            for l in &self.layouts {
-                let owner = self.programs[l.owner].name.to_string_lossy();
-                if let Some(r) = l.relocs.iter().find(|r| r.kind == RelocKind::Ksym) {
-                    return Err(Error::new(
-                        INVALID,
-                        format!(
-                            "program `{owner}`, instruction {}: extern `{}` is not resolved: call \
-                             ksym_bpf_object_resolve_ksyms first",
-                            r.insn_idx,
-                            self.reloc_symbol(r).to_string_lossy()
-                        ),
-                    ));
+    }
+
+    /// The first reason the layouts of programs to be loaded cannot be
+    /// written: a step not taken (resolve_ksyms, resolve_btf, a map fd) or
+    /// a relocation that failed.
+    fn check_ready(&self, needed: &[bool]) -> Result<()> {
+        for step in 0..3 {
+            for li in (0..self.layouts.len()).filter(|&li| needed[li]) {
+                if let Some(e) = self.layout_problem(li, step) {
+                    return Err(e);
                 }
             }
         }
@@ -268,10 +315,22 @@ impl Object {
     /// every map a program uses, [`Object::resolve_ksyms`] if a program
     /// uses untyped externs, [`Object::resolve_btf`] if it has CO-RE
     /// relocations, typed ksyms, kfunc calls or `.kconfig` externs.
+    ///
+    /// As libbpf, only programs to be loaded (autoload on) must relocate:
+    /// the code of programs with autoload off only is written when it can
+    /// be, and otherwise left, [`Object::insns`] saying why.
     pub fn relocate(&mut self) -> Result<()> {
         self.relocated = false;
-        self.check_ready()?;
-        for li in 0..self.layouts.len() {
+        let needed = self.layouts_needed();
+        self.check_ready(&needed)?;
+        for (li, &need) in needed.iter().enumerate() {
+            self.layouts[li].skipped = None;
+            if !need {
+                if let Some(e) = (0..3).find_map(|step| self.layout_problem(li, step)) {
+                    self.layouts[li].skipped = Some(Box::new(e));
+                    continue;
+                }
+            }
             let l = &mut self.layouts[li];
             if !l.base.is_empty() {
                 // From the pristine copy (see `Layout::base`).
@@ -286,7 +345,16 @@ impl Object {
                     "program `{owner}`, instruction {fi}: CO-RE relocation {}",
                     s.text.to_string_lossy()
                 );
-                core::patch(&mut l.insns, fi, &r.res, &what)?;
+                if let Err(e) = core::patch(&mut l.insns, fi, &r.res, &what) {
+                    if need {
+                        return Err(e);
+                    }
+                    l.skipped = Some(Box::new(e));
+                    break;
+                }
+            }
+            if l.skipped.is_some() {
+                continue;
             }
             reloc::patch(l, &self.maps, &self.externs, self.kconfig_map);
         }

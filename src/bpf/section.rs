@@ -117,6 +117,10 @@ pub const XDP_FRAGS: u32 = 2;
 /// The section starts with `?`: libbpf does not load the program unless
 /// asked (its autoload is off).
 pub const OPTIONAL: u32 = 4;
+/// The kernel needs the target to load the program (`attach_btf_id`:
+/// fentry, fexit, fmod_ret, lsm, iter, tp_btf, freplace, struct_ops);
+/// without it, the target matters only when attaching (kprobe, raw_tp).
+pub const TARGET_AT_LOAD: u32 = 8;
 /// The target is a BTF id (`attach_btf_id` at load); internal.
 const ATTACH_BTF: u32 = 1 << 8;
 

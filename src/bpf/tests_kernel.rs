@@ -403,3 +403,104 @@ fn kconfig_values_and_layout_as_libbpf() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The kernel of `ksym_exists.bpf.o`'s tests:
+///
+/// ```text
+/// vmlinux: [1] int   [2] FUNC_PROTO void (void)   [3] FUNC bpf_rcu_read_lock: [2]
+///          [4] FUNC_PROTO int (int)                [5] FUNC bpf_incompat: [4]
+/// mymod:   [6] FUNC_PROTO void (void)              [7] FUNC bpf_mod_kfunc: [6]
+/// ```
+fn kfunc_kernel() -> KernelBtf {
+    let mut b = Builder::new();
+    let int = b.t("int", KIND_INT, 0, false, 4, &[SIGNED | 32]);
+    let void_proto = b.t("", KIND_FUNC_PROTO, 0, false, 0, &[]);
+    b.t("bpf_rcu_read_lock", KIND_FUNC, 1, false, void_proto, &[]);
+    let int_proto = b.t("", KIND_FUNC_PROTO, 1, false, int, &[0, int]);
+    b.t("bpf_incompat", KIND_FUNC, 1, false, int_proto, &[]);
+    let base = Arc::new(Btf::parse(b.bytes()).unwrap());
+    let mut m = Builder::split(&base);
+    let p = m.t("", KIND_FUNC_PROTO, 0, false, 0, &[]);
+    m.t("bpf_mod_kfunc", KIND_FUNC, 1, false, p, &[]);
+    let module = Btf::parse_split(m.bytes(), base).unwrap();
+    KernelBtf::from_parts(
+        Btf::parse(b.bytes()).unwrap(),
+        vec![(b"mymod".to_vec(), module)],
+    )
+    .unwrap()
+}
+
+#[test]
+fn kfunc_loads_and_poisoned_calls_as_libbpf() {
+    // ksym_exists.bpf.o (llvm-objdump -dr): ld_imm64 of bpf_rcu_read_lock
+    // at 0, bpf_mod_kfunc at 8, bpf_absent at 16 (called at 20),
+    // bpf_incompat at 26 (called at 29), bpf_rcu_read_lock___flavor at 35.
+    let mut o = open("ksym_exists.bpf.o");
+    o.resolve_btf(&Arc::new(kfunc_kernel())).unwrap();
+    let insns = relocated(&mut o);
+    let ld = |i: usize| (insns[i].src_reg(), insns[i].imm, insns[i + 1].imm);
+    // Found: BPF_PSEUDO_BTF_ID (3), the FUNC's id, the BTF object's fd in
+    // the second half (0: vmlinux; -1: a module's BTF read from a file,
+    // which has no fd), as libbpf's bpf_object__relocate_data.
+    assert_eq!(ld(0), (insn::PSEUDO_BTF_ID, 3, 0), "strong, vmlinux");
+    assert_eq!(ld(8), (insn::PSEUDO_BTF_ID, 7, -1), "weak, module");
+    // The flavor is looked up by its essential name.
+    assert_eq!(ld(35), (insn::PSEUDO_BTF_ID, 3, 0), "___flavor");
+    // Missing (bpf_absent), or of another prototype (bpf_incompat, weak:
+    // libbpf treats it as missing): the address 0, so that the guard's
+    // branch is known to be taken by the verifier.
+    assert_eq!(ld(16), (0, 0, 0));
+    assert_eq!(ld(26), (0, 0, 0));
+    // Their calls poisoned as libbpf does: `call 2002000000 + n`, n the
+    // extern's index in libbpf's order (no .kconfig externs; by name:
+    // bpf_absent 0, bpf_incompat 1, bpf_mod_kfunc 2, bpf_rcu_read_lock 3,
+    // bpf_rcu_read_lock___flavor 4).
+    for (i, n) in [(20, 0), (29, 1)] {
+        assert_eq!(
+            insns[i],
+            Insn {
+                code: insn::CALL,
+                regs: 0,
+                off: 0,
+                imm: 2_002_000_000 + n
+            },
+            "insn {i}"
+        );
+    }
+    let x = |name: &[u8]| {
+        o.externs()
+            .iter()
+            .find(|x| x.name.to_bytes() == name)
+            .unwrap()
+    };
+    assert!(!x(b"bpf_incompat").resolved && !x(b"bpf_absent").resolved);
+    assert_eq!(x(b"bpf_mod_kfunc").module.as_deref(), Some(c"mymod"));
+    assert_eq!(x(b"bpf_rcu_read_lock___flavor").btf_id, 3);
+    // The loads show as typed-ksym relocations, resolved or not.
+    let kinds: Vec<(usize, RelocKind, u32)> = o
+        .relocs(0)
+        .unwrap()
+        .iter()
+        .filter(|r| matches!(r.kind, RelocKind::KsymBtf | RelocKind::Kfunc))
+        .map(|r| (r.insn_idx, r.kind, r.flags))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (0, RelocKind::KsymBtf, RELOC_RESOLVED),
+            (8, RelocKind::KsymBtf, RELOC_RESOLVED),
+            (16, RelocKind::KsymBtf, 0),
+            (20, RelocKind::Kfunc, 0),
+            (26, RelocKind::KsymBtf, 0),
+            (29, RelocKind::Kfunc, 0),
+            (35, RelocKind::KsymBtf, RELOC_RESOLVED),
+        ]
+    );
+    // A strong kfunc missing is still the object's error (libbpf fails
+    // bpf_object__prepare for it).
+    let mut b = Builder::new();
+    b.t("int", KIND_INT, 0, false, 4, &[SIGNED | 32]);
+    let k = Arc::new(KernelBtf::from_parts(Btf::parse(b.bytes()).unwrap(), Vec::new()).unwrap());
+    let e = open("ksym_exists.bpf.o").resolve_btf(&k).unwrap_err();
+    assert!(e.message().contains("bpf_rcu_read_lock"), "{e}");
+}

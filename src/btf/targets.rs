@@ -56,7 +56,8 @@ impl TargetKind {
         )
     }
 
-    fn what(self) -> &'static str {
+    /// What the target is, in messages ("kernel function", "tracepoint").
+    pub fn what(self) -> &'static str {
         match self {
             TargetKind::Function | TargetKind::Kprobe => "kernel function",
             TargetKind::Lsm => "LSM hook",
@@ -197,6 +198,32 @@ impl KernelBtf {
                 })
             }
         }
+    }
+
+    /// When a target of `kind` named `q` is missing: what `q` is instead,
+    /// if it names a target of another kind (a tracepoint given to an
+    /// fentry program, a function to a tp_btf one), as a hint.
+    pub fn other_kind(&self, kind: TargetKind, q: &Query<'_>) -> Option<String> {
+        let tracepoint = || {
+            self.find_query(q, b"btf_trace_", KIND_TYPEDEF, "tracepoint")
+                .is_ok()
+        };
+        let function = || self.find_query(q, b"", KIND_FUNC, "function").is_ok();
+        let (is, takes) = match kind {
+            TargetKind::Function | TargetKind::Lsm | TargetKind::Iter | TargetKind::Kprobe
+                if tracepoint() =>
+            {
+                ("a tracepoint", "a tp_btf or raw_tp program")
+            }
+            TargetKind::Tracepoint | TargetKind::RawTracepoint if function() => {
+                ("a kernel function", "an fentry, fexit or kprobe program")
+            }
+            _ => return None,
+        };
+        Some(format!(
+            "`{q}` is {is}, not a {}: it takes {takes}",
+            kind.what()
+        ))
     }
 
     /// The address of function `name` of `module` (`vmlinux`: the core

@@ -15,10 +15,18 @@ pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
 /// libbpf does not load the program unless asked (its autoload is off);
 /// the program type is the section's without the `?` (0.2).
 pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
+/// ksym_bpf_attach.flags: the kernel needs the target to load the program
+/// (it loads with attach_btf_id: fentry, fexit, fmod_ret, lsm, iter,
+/// tp_btf, freplace, struct_ops), so a program whose target did not
+/// resolve cannot load; without this flag the target matters only when
+/// attaching (kprobe, raw_tp), and the program loads whatever its error
+/// says (0.3).
+pub const KSYM_ATTACH_TARGET_AT_LOAD: c_uint = 8;
 const _: () = assert!(
     KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
         && KSYM_ATTACH_XDP_FRAGS == crate::bpf::section::XDP_FRAGS
         && KSYM_ATTACH_OPTIONAL == crate::bpf::section::OPTIONAL
+        && KSYM_ATTACH_TARGET_AT_LOAD == crate::bpf::section::TARGET_AT_LOAD
 );
 
 /// Where a program or alias attaches (output struct: set `sz`).
@@ -46,6 +54,16 @@ pub struct ksym_bpf_attach {
     pub flags: u32,
     /// Reserved: written zero.
     pub reserved: u32,
+    /// Why the target did not resolve, whatever the program's autoload: 0
+    /// when it did (or was not asked yet), else the code the call returns
+    /// for a program to be loaded (0.3).
+    pub error: c_int,
+    /// Reserved: written zero (0.3).
+    pub reserved2: u32,
+    /// The message of `error` (program, section, target, near matches);
+    /// NULL when `error` is 0. Valid until the program's target changes
+    /// (resolve_btf, set_attach_target) or the object is freed (0.3).
+    pub error_message: *const c_char,
 }
 
 /// Everything that needs the kernel's BTF, for every program and alias
@@ -87,6 +105,18 @@ pub unsafe extern "C" fn ksym_bpf_object_resolve_btf(
 /// section libbpf does not know gives prog_type 0 (and an error only when
 /// a target is asked for: set_attach_target, expand).
 ///
+/// A program whose target did not resolve (not in this kernel's BTF or
+/// kallsyms, or no target named where the kernel needs one) keeps that
+/// error, which fails no other program: this call returns it (the code,
+/// KSYM_ERR_NOT_FOUND or KSYM_ERR_INVALID, and the thread-local message
+/// naming program, section and target) when the program's autoload is
+/// on; with autoload off it returns 0. Either way, and unlike other calls,
+/// `out` is written, with the section-only fields, target and module as
+/// named, attach_btf_id and addr 0, and out->error / out->error_message
+/// set. Whether the program can still load is out->flags'
+/// KSYM_ATTACH_TARGET_AT_LOAD: without it (kprobe, raw_tp) libbpf loads
+/// it too, and only attaching fails.
+///
 /// # Safety
 /// `obj` is NULL or a live handle; `out` is NULL or points to a writable
 /// struct of at least `out->sz` bytes.
@@ -100,6 +130,13 @@ pub unsafe extern "C" fn ksym_bpf_program_attach_info(
         // SAFETY: `obj` as # Safety says.
         let a = unsafe { obj_ref(obj) }?.attach_info(prog)?;
         let cstr = |c: Option<&std::ffi::CStr>| c.map_or(std::ptr::null(), |c| c.as_ptr());
+        let (error, error_message) = match a.error {
+            Some(e) => (
+                e.code(),
+                a.error_text.map_or(std::ptr::null(), |m| m.as_ptr()),
+            ),
+            None => (0, std::ptr::null()),
+        };
         let v = ksym_bpf_attach {
             sz: std::mem::size_of::<ksym_bpf_attach>(),
             prog_type: a.prog_type,
@@ -111,9 +148,62 @@ pub unsafe extern "C" fn ksym_bpf_program_attach_info(
             addr: a.addr,
             flags: a.flags,
             reserved: 0,
+            error,
+            reserved2: 0,
+            error_message,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, v, "out") }?;
+        match a.failure() {
+            Some(e) => Err(e.clone()),
+            None => Ok(0),
+        }
+    })
+}
+
+/// Whether a loader loads program `prog` (libbpf's bpf_program__autoload):
+/// true unless its section starts with `?` (`SEC("?tp_btf/...")`) or
+/// ksym_bpf_program_set_autoload turned it off. An alias has its own;
+/// aliases made by ksym_bpf_program_expand start on. false, with
+/// KSYM_ERR_NOT_FOUND (or KSYM_ERR_INVALID for a NULL object) recorded,
+/// when there is no such program (0.3).
+///
+/// # Safety
+/// `obj` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_autoload(
+    obj: *const ksym_bpf_object,
+    prog: usize,
+) -> bool {
+    super::value_call(false, || {
+        // SAFETY: `obj` as # Safety says.
+        unsafe { obj_ref(obj) }?.autoload(prog)
+    })
+}
+
+/// Sets whether a loader loads program `prog` (libbpf's
+/// bpf_program__set_autoload), before or after resolve_btf and relocate.
+/// A program with autoload off is neither required to resolve nor
+/// reported as failing: its target error (ksym_bpf_program_attach_info)
+/// is returned only while autoload is on; resolve_btf fails for a CO-RE
+/// relocation, and relocate for a missing map fd or step, only when a
+/// program with autoload on holds the instruction (the others are
+/// relocated when they can be: ksym_bpf_program_insns says why not). The
+/// bundled loader (`ksym obj --load`, `ksym trace`) loads only programs
+/// with autoload on. 0, or KSYM_ERR_NOT_FOUND for no such program,
+/// KSYM_ERR_INVALID for a NULL object (0.3).
+///
+/// # Safety
+/// `obj` is NULL or a live handle used by no other thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_bpf_program_set_autoload(
+    obj: *mut ksym_bpf_object,
+    prog: usize,
+    autoload: bool,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `obj` as # Safety says.
+        unsafe { obj_mut(obj) }?.set_autoload(prog, autoload)?;
         Ok(0)
     })
 }
@@ -123,9 +213,14 @@ pub unsafe extern "C" fn ksym_bpf_program_attach_info(
 /// resolved now in `btf` (NULL: the running kernel's). An alias lives in
 /// its target's ELF section, so the section name cannot tell where an
 /// alias attaches: the loader says it here (libbpf:
-/// bpf_program__set_attach_target). KSYM_ERR_UNSUPPORTED for a program
-/// whose section has no kernel target; KSYM_ERR_NOT_FOUND for a target
-/// that is not there.
+/// bpf_program__set_attach_target). Works before and after
+/// ksym_bpf_object_resolve_btf: only this program changes (its attach
+/// info follows the new target, its error goes), nothing else is resolved
+/// again. KSYM_ERR_UNSUPPORTED for a program whose section has no kernel
+/// target; KSYM_ERR_INVALID for a NULL or empty target; KSYM_ERR_NOT_FOUND
+/// for a target that is not there (the message says when it names another
+/// kind: a tracepoint given to fentry, a function to tp_btf), the program
+/// then left as it was; KSYM_ERR_NOT_FOUND for no such program.
 ///
 /// # Safety
 /// `obj` is NULL or a live handle used by no other thread during the call;
