@@ -485,6 +485,28 @@ static int is_object(const struct dirent *d)
     return n > 6 && !strcmp(d->d_name + n - 6, ".bpf.o");
 }
 
+/* Is `name` selected by `only` (NULL: all; else comma-separated parts,
+ * one of which `name` contains)? */
+static int selected(const char *only, const char *name)
+{
+    if (!only)
+        return 1;
+    for (const char *p = only; *p;) {
+        size_t w = strcspn(p, ",");
+        char part[256];
+        if (w > 0 && w < sizeof(part)) {
+            memcpy(part, p, w);
+            part[w] = 0;
+            if (strstr(name, part))
+                return 1;
+        }
+        p += w;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *data = getenv("KSYM_TESTDATA");
@@ -512,9 +534,12 @@ int main(int argc, char **argv)
     struct dirent **ents;
     int n = scandir(dir, &ents, is_object, by_name);
     CHECK(n > 400);
+    /* KSYM_CORPUS_ONLY=a,b,...: only the objects whose names contain one
+     * of these (the guest's selection: loading the whole corpus twice
+     * under qemu's emulation takes too long). */
+    const char *only = getenv("KSYM_CORPUS_ONLY");
     for (int i = 0; i < n; i++) {
-        const char *only = getenv("KSYM_CORPUS_ONLY");
-        if (!only || strstr(ents[i]->d_name, only))
+        if (selected(only, ents[i]->d_name))
             check_object(dir, ents[i]->d_name);
         free(ents[i]);
     }
@@ -529,13 +554,17 @@ int main(int argc, char **argv)
            n_debug_records);
     /* Every program libbpf loads is identical and loads through the
      * bundled loader. */
-    CHECK(n_libbpf_loaded > 400);
-    CHECK(n_slots > 0);
-    CHECK(n_inner > 0);
-    CHECK(n_struct_ops > 0 && n_struct_ops_maps > 0);
+    if (only) {
+        CHECK(n_libbpf_loaded > 0);
+    } else {
+        CHECK(n_libbpf_loaded > 400);
+        CHECK(n_slots > 0);
+        CHECK(n_inner > 0);
+        CHECK(n_struct_ops > 0 && n_struct_ops_maps > 0);
+    }
     CHECK(n_identical == n_libbpf_loaded);
     CHECK(n_bundled == n_identical);
-    CHECK(n_debug_same == n_bundled && n_debug_records > 10000);
+    CHECK(n_debug_same == n_bundled && n_debug_records > (only ? 0 : 10000));
     ksym_cache_free(cache);
     ksym_btf_free(kbtf);
     return finish("test_libbpf_corpus");
