@@ -335,7 +335,10 @@ mod tests {
                     l
                 })
                 .collect();
-            assert!(!shows_real_addresses(&zeroed[..64 << 10]), "{kernel} zeroed");
+            assert!(
+                !shows_real_addresses(&zeroed[..64 << 10]),
+                "{kernel} zeroed"
+            );
             assert!(!shows_real_addresses(&zeroed), "{kernel} zeroed, whole");
         }
         // The first line of the distro kernels is a per-CPU symbol at 0.

@@ -105,26 +105,41 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM HUP
 
-timeout -k 10 "$timeout_s" qemu-system-x86_64 -nodefaults -no-user-config -no-reboot \
-    -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
-    -display none -monitor none -serial "file:$run/console.log" \
-    -kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.cpio.gz" \
-    -append "console=ttyS0 panic=-1 loglevel=4 ksym.project=$project ksym.run=$run" \
-    -virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap" \
-    -virtfs "local,path=$project,mount_tag=project,security_model=passthrough,multidevs=remap" \
-    -virtfs "local,path=$kdir/root/lib/modules,mount_tag=modules,security_model=passthrough,readonly=on" \
-    > "$run/qemu.log" 2>&1 &
-qpid=$!
-tail -n +1 -f --pid="$qpid" "$run/stdout" &
-tpid=$!
-tail -n +1 -f --pid="$qpid" "$run/stderr" >&2 &
-epid=$!
-rc=0
-wait "$qpid" || rc=$?
-qpid=""
-wait "$tpid" "$epid" 2> /dev/null || true
-tpid=""
-epid=""
+# One boot; the console, stdout and stderr files start empty.
+boot() {
+    : > "$run/console.log"
+    rm -f "$run/status"
+    timeout -k 10 "$timeout_s" qemu-system-x86_64 -nodefaults -no-user-config -no-reboot \
+        -accel "$accel" -cpu "$cpu" -smp "$cpus" -m "$mem" \
+        -display none -monitor none -serial "file:$run/console.log" \
+        -kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.cpio.gz" \
+        -append "console=ttyS0 panic=-1 loglevel=4 no_timer_check ksym.project=$project ksym.run=$run" \
+        -virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap" \
+        -virtfs "local,path=$project,mount_tag=project,security_model=passthrough,multidevs=remap" \
+        -virtfs "local,path=$kdir/root/lib/modules,mount_tag=modules,security_model=passthrough,readonly=on" \
+        > "$run/qemu.log" 2>&1 &
+    qpid=$!
+    tail -n +1 -f --pid="$qpid" "$run/stdout" &
+    tpid=$!
+    tail -n +1 -f --pid="$qpid" "$run/stderr" >&2 &
+    epid=$!
+    rc=0
+    wait "$qpid" || rc=$?
+    qpid=""
+    wait "$tpid" "$epid" 2> /dev/null || true
+    tpid=""
+    epid=""
+}
+
+boot
+# A kernel that stops before the command starts (under emulation on a busy
+# machine, e.g. "IO-APIC + timer doesn't work") gets one more boot; a
+# failed step of init.sh or a failing command does not.
+if [ "$rc" != 124 ] && [ ! -s "$run/status" ] && ! grep -q '^ksym-guest: ' "$run/console.log"; then
+    echo "guest: the kernel stopped before init ran ($(grep -m1 -E 'panic|BUG|Oops' "$run/console.log" || echo 'no message')); booting once more" >&2
+    cp "$run/console.log" "$run/console.first.log"
+    boot
+fi
 
 keep_console() {
     cp "$run/console.log" "$project/build/guest/console.log" 2> /dev/null || true
