@@ -1302,6 +1302,16 @@ struct ksym_bpf_map_info {
      */
     const void *struct_ops_value;
     size_t struct_ops_value_size;
+    /**
+     * Maps of maps: the inner map's `__type(key, ...)` and `__type(value,
+     * ...)` BTF ids, for the template map as libbpf creates it (with the
+     * object's BTF fd). Kernels check an inner map's BTF-described fields
+     * (timers, kptrs) against the template's, and some map types (task,
+     * inode, socket storage) cannot be created without BTF at all. 0
+     * otherwise (0.3).
+     */
+    uint32_t inner_btf_key_type_id;
+    uint32_t inner_btf_value_type_id;
 };
 
 /**

@@ -151,8 +151,7 @@ fn vmlinux_only_queries_stop_at_the_first_module_line() {
 fn exactly_one_pass_through_a_fifo() {
     let dir = TempDir::new();
     let fifo = dir.path().join("kallsyms.fifo");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    common::mkfifo(&fifo);
     let text = common::data("vm-6.18/kallsyms");
     let expected = Table::from_bytes(&text, &Options::default()).unwrap();
     let writer_path = fifo.clone();

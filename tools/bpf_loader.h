@@ -325,6 +325,8 @@ static inline int kl_fill_slots(struct ksym_bpf_object *obj, struct kl_loaded *l
 {
     for (size_t i = 0; i < l->nmaps; i++) {
         struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+        if (l->map_fds[i] < 0)
+            continue; /* not created (left out, or a struct_ops map without kernel BTF) */
         if (ksym_bpf_map_info(obj, i, &m) != 0) {
             snprintf(why, why_size, "map %zu: %s", i, ksym_last_error_message());
             return ksym_last_error();
@@ -354,12 +356,29 @@ static inline int kl_fill_slots(struct ksym_bpf_object *obj, struct kl_loaded *l
  * Loads the object's BTF, resolves its externs through `cache` (may be
  * NULL) and, when `btf` is not NULL, everything that needs kernel BTF
  * (attach targets, CO-RE, typed ksyms, kfuncs, .kconfig), creates its maps
- * (data sections and .kconfig get their initial values), then relocates. Returns 0, or the negative libksym/-errno code
+ * (data sections and .kconfig get their initial values; kl_prepare_opts
+ * leaves out the maps opts->skip_maps names), then relocates. Returns 0, or the negative libksym/-errno code
  * of the step that failed (a message in `why`). `l` is set up for
  * kl_load_prog either way: kl_unload it.
  */
-static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct ksym_btf *btf,
-                             struct kl_loaded *l, char *why, size_t why_size)
+/* What kl_prepare_opts may leave out, as a libbpf loader does with
+ * bpf_map__set_autocreate(map, false): maps this kernel cannot create
+ * (e.g. `.struct_ops.link` maps before Linux 6.4). Their fds stay -1. */
+struct kl_prepare_opts {
+    const char *const *skip_maps; /* map names, NULL-terminated; NULL: none */
+};
+
+static inline int kl_skips_map(const struct kl_prepare_opts *opts, const char *name)
+{
+    for (const char *const *s = opts ? opts->skip_maps : NULL; s && *s; s++)
+        if (!strcmp(*s, name))
+            return 1;
+    return 0;
+}
+
+static inline int kl_prepare_opts(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct ksym_btf *btf,
+                                  struct kl_loaded *l, char *why, size_t why_size,
+                                  const struct kl_prepare_opts *opts)
 {
     static char log[1 << 16];
     size_t btf_size = 0;
@@ -424,6 +443,8 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
             snprintf(why, why_size, "map %zu: %s", i, ksym_last_error_message());
             return ksym_last_error();
         }
+        if (kl_skips_map(opts, m.name))
+            continue;
         memset(&a, 0, sizeof(a));
         a.map_type = m.type;
         a.key_size = m.key_size;
@@ -460,7 +481,20 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
             t.value_size = m.inner_value_size;
             t.max_entries = m.inner_max_entries;
             t.map_flags = m.inner_map_flags;
+            /* With its BTF, as libbpf: the kernel compares an inner map's
+             * timers and kptrs with the template's, and storage maps
+             * (task, inode, sk) are not created without BTF. */
+            if (l->btf_fd >= 0 && kl_map_takes_btf(m.inner_type) &&
+                (m.inner_btf_key_type_id || m.inner_btf_value_type_id)) {
+                t.btf_fd = (uint32_t)l->btf_fd;
+                t.btf_key_type_id = m.inner_btf_key_type_id;
+                t.btf_value_type_id = m.inner_btf_value_type_id;
+            }
             long tfd = kl_bpf(KL_MAP_CREATE, &t, sizeof(t));
+            if (tfd < 0 && (t.btf_key_type_id || t.btf_value_type_id)) {
+                t.btf_fd = t.btf_key_type_id = t.btf_value_type_id = 0;
+                tfd = kl_bpf(KL_MAP_CREATE, &t, sizeof(t));
+            }
             if (tfd < 0) {
                 err = -errno;
                 snprintf(why, why_size, "BPF_MAP_CREATE `%s`'s inner map template: %s", m.name, strerror(errno));
@@ -513,6 +547,12 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
         return err;
     }
     return 0;
+}
+
+static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct ksym_btf *btf,
+                             struct kl_loaded *l, char *why, size_t why_size)
+{
+    return kl_prepare_opts(obj, cache, btf, l, why, why_size, NULL);
 }
 
 /*

@@ -43,6 +43,9 @@ for g in $groups; do
             # tests (mk/objects.mk), needs libelf and zlib;
             pkgs="$pkgs libelf-dev"
             pkgs="$pkgs zlib1g-dev"
+            # the second kernel (make test-guest): qemu, the initramfs's
+            # busybox, depmod/modprobe for the image's module order;
+            pkgs="$pkgs qemu-system-x86 busybox-static kmod"
             ;;
         bench) pkgs="$pkgs libbpf-dev" ;;
         bpf) pkgs="$pkgs clang-19 llvm-19" ;;
@@ -98,8 +101,9 @@ fi
 
 if [ -n "$missing" ]; then
     echo "deps: installing $missing"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing > /dev/null
+    $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+        --no-install-recommends $missing > /dev/null
 fi
 if [ -n "$missing_comp" ]; then
     echo "deps: rustup component add $missing_comp"

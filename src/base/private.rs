@@ -95,16 +95,33 @@ pub fn owned_private(m: &Metadata, uid: u32) -> bool {
 
 /// Does /proc/kallsyms show this process real addresses? (Kernel
 /// addresses are secrets: only a process that may read them may keep
-/// them.)
+/// them.) Judged by [`shows_real_addresses`] on its first 64 KiB.
 pub fn reads_real_addresses() -> bool {
     let Ok(mut f) = File::open("/proc/kallsyms") else {
         return false;
     };
-    let mut first = [0u8; 256];
-    let n = std::io::Read::read(&mut f, &mut first).unwrap_or(0);
-    let line = &first[..n];
-    let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
-    hex > 0 && line[..hex].iter().any(|&c| c != b'0')
+    let mut head = vec![0u8; 64 << 10];
+    let mut n = 0;
+    while n < head.len() {
+        match std::io::Read::read(&mut f, &mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    shows_real_addresses(&head[..n])
+}
+
+/// Does this beginning of a kallsyms text show real addresses: is any
+/// address in it non-zero? A reader the kernel restricts sees every
+/// address as zero. The first line alone cannot tell: on x86-64 SMP
+/// kernels it is a per-CPU symbol at 0 (`0000000000000000 A
+/// fixed_percpu_data`) for every reader, followed by more per-CPU offsets
+/// and the text, which are non-zero only for a reader allowed to see them.
+pub fn shows_real_addresses(head: &[u8]) -> bool {
+    head.split(|&c| c == b'\n').any(|line| {
+        let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        hex > 0 && line.get(hex) == Some(&b' ') && line[..hex].iter().any(|&c| c != b'0')
+    })
 }
 
 /// A directory trusted to hold private files of the effective uid.
@@ -278,5 +295,56 @@ impl SnapshotInfo {
         } else {
             self.note.as_ref().map(|n| format!("snapshot: {n}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shows_real_addresses;
+    use std::io::Read;
+
+    fn kallsyms(kernel: &str) -> Vec<u8> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(kernel)
+            .join("kallsyms.gz");
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap())
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    /// Real kernels as root: the distro kernels start with per-CPU symbols
+    /// at 0, the 6.18 VM with text. Their first 64 KiB show real addresses;
+    /// the same text as a restricted reader sees it (every address zero)
+    /// does not.
+    #[test]
+    fn real_addresses_are_seen_past_the_per_cpu_zeros() {
+        for kernel in ["linux-6.1-cloud", "linux-6.12-cloud", "vm-6.18"] {
+            let text = kallsyms(kernel);
+            let head = &text[..64 << 10];
+            assert!(shows_real_addresses(head), "{kernel}");
+            let zeroed: Vec<u8> = text
+                .split(|&c| c == b'\n')
+                .flat_map(|l| {
+                    let hex = l.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+                    let mut l = l.to_vec();
+                    l[..hex].fill(b'0');
+                    l.push(b'\n');
+                    l
+                })
+                .collect();
+            assert!(
+                !shows_real_addresses(&zeroed[..64 << 10]),
+                "{kernel} zeroed"
+            );
+            assert!(!shows_real_addresses(&zeroed), "{kernel} zeroed, whole");
+        }
+        // The first line of the distro kernels is a per-CPU symbol at 0.
+        let t = kallsyms("linux-6.1-cloud");
+        assert!(t.starts_with(b"0000000000000000 A fixed_percpu_data\n"));
+        assert!(!shows_real_addresses(&t[..37]));
+        assert!(!shows_real_addresses(b""));
     }
 }

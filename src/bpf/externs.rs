@@ -596,6 +596,32 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
     Some(if neg { v.wrapping_neg() } else { v })
 }
 
+/// `LINUX_KERNEL_VERSION` as libbpf's `get_kernel_version` gives it: the
+/// version the kernel checks, which distro releases do not always show.
+/// Ubuntu's is the third word of /proc/version_signature (`signature`:
+/// "Ubuntu 5.4.0-12.15-generic 5.4.8"); Debian's follows "Debian " in
+/// `uname -v` ("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)"
+/// while `uname -r` says 6.1.0-57-amd64); otherwise `uname -r`'s first
+/// three numbers. 0 if none parses.
+pub fn running_kernel_version(signature: Option<&[u8]>, release: &[u8], version: &[u8]) -> u64 {
+    if let Some(sig) = signature {
+        let third = sig
+            .split(|c| c.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
+            .nth(2);
+        if let Some(v) = third.map(kernel_version_of).filter(|&v| v != 0) {
+            return v;
+        }
+    }
+    if let Some(at) = memchr::memmem::find(version, b"Debian ") {
+        let v = kernel_version_of(&version[at + 7..]);
+        if v != 0 {
+            return v;
+        }
+    }
+    kernel_version_of(release)
+}
+
 /// `KERNEL_VERSION(a, b, c)` of a release such as `6.18.44-fc-v657`
 /// (libbpf clamps the third number to 255); 0 when it does not parse.
 pub fn kernel_version_of(release: &[u8]) -> u64 {

@@ -80,6 +80,8 @@ pub(super) fn btf_maps(
                     i.value_size,
                     i.max_entries,
                     i.map_flags,
+                    i.key_type_id,
+                    i.value_type_id,
                 ]
             }),
             btf_vmlinux_value_type_id: 0,

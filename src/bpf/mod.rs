@@ -138,8 +138,8 @@ pub struct Map {
     pub map_extra: u64,
     pub numa_node: u32,
     /// Maps of maps: the inner map's (template's) type, key and value
-    /// sizes, max entries and flags.
-    pub inner: Option<[u32; 5]>,
+    /// sizes, max entries, flags, and BTF key and value type ids.
+    pub inner: Option<[u32; 7]>,
     /// struct_ops maps: the kernel's `bpf_struct_ops_<name>` (after
     /// resolve_btf), BPF_MAP_CREATE's btf_vmlinux_value_type_id.
     pub btf_vmlinux_value_type_id: u32,

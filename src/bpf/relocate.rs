@@ -19,22 +19,9 @@ impl KernelFacts for RunningKernel<'_> {
     fn kernel_version(&self) -> u64 {
         static V: OnceLock<u64> = OnceLock::new();
         *V.get_or_init(|| {
-            // Ubuntu's release is not the version the kernel checks: libbpf
-            // reads /proc/version_signature ("Ubuntu 5.4.0-12.15-generic
-            // 5.4.8") first.
-            if let Ok(sig) = std::fs::read("/proc/version_signature") {
-                if let Some(last) = sig
-                    .split(|c| c.is_ascii_whitespace())
-                    .filter(|w| !w.is_empty())
-                    .nth(2)
-                {
-                    let v = externs::kernel_version_of(last);
-                    if v != 0 {
-                        return v;
-                    }
-                }
-            }
-            crate::base::sys::kernel_release().map_or(0, |r| externs::kernel_version_of(&r))
+            let sig = std::fs::read("/proc/version_signature").ok();
+            let (release, version) = crate::base::sys::kernel_release_version();
+            externs::running_kernel_version(sig.as_deref(), &release, &version)
         })
     }
 

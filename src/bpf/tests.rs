@@ -657,3 +657,37 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
         }
     }
 }
+
+/// LINUX_KERNEL_VERSION from each source libbpf reads, values worked out
+/// by hand (KERNEL_VERSION(a, b, c) = a << 16 | b << 8 | min(c, 255)).
+#[test]
+fn kernel_version_from_ubuntu_debian_and_plain_releases() {
+    use super::externs::running_kernel_version as v;
+    // Debian 12's stock kernel (the 6.1 guest): the release says 6.1.0,
+    // the kernel checks 6.1.192.
+    let debian = b"#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)";
+    assert_eq!(v(None, b"6.1.0-57-amd64", debian), 6 << 16 | 1 << 8 | 192);
+    // Ubuntu: /proc/version_signature's third word, first.
+    let ubuntu = b"Ubuntu 5.4.0-12.15-generic 5.4.8\n";
+    assert_eq!(
+        v(Some(ubuntu), b"5.4.0-12-generic", b"#13-Ubuntu SMP"),
+        5 << 16 | 4 << 8 | 8
+    );
+    assert_eq!(v(Some(ubuntu), b"x", debian), 5 << 16 | 4 << 8 | 8);
+    // A signature that does not parse falls through to Debian, then uname -r.
+    assert_eq!(
+        v(Some(b"garbage"), b"6.1.0-57-amd64", debian),
+        6 << 16 | 1 << 8 | 192
+    );
+    assert_eq!(
+        v(Some(b""), b"6.18.44-fc-v857", b"#1 SMP"),
+        6 << 16 | 18 << 8 | 44
+    );
+    // Sublevels past 255 saturate, as the kernel's KERNEL_VERSION does.
+    assert_eq!(v(None, b"4.19.300", b"#1 SMP"), 4 << 16 | 19 << 8 | 255);
+    assert_eq!(
+        v(None, b"4.9.0-13-amd64", b"#1 SMP Debian 4.9.337-1"),
+        4 << 16 | 9 << 8 | 255
+    );
+    assert_eq!(v(None, b"junk", b"#1 SMP Debian x"), 0);
+}

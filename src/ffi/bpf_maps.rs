@@ -74,6 +74,14 @@ pub struct ksym_bpf_map_info {
     /// map then attaches it. NULL otherwise.
     pub struct_ops_value: *const c_void,
     pub struct_ops_value_size: usize,
+    /// Maps of maps: the inner map's `__type(key, ...)` and `__type(value,
+    /// ...)` BTF ids, for the template map as libbpf creates it (with the
+    /// object's BTF fd). Kernels check an inner map's BTF-described fields
+    /// (timers, kptrs) against the template's, and some map types (task,
+    /// inode, socket storage) cannot be created without BTF at all. 0
+    /// otherwise (0.3).
+    pub inner_btf_key_type_id: u32,
+    pub inner_btf_value_type_id: u32,
 }
 
 /// What an initial slot holds (`ksym_bpf_map_slot.kind`).
@@ -218,6 +226,8 @@ pub unsafe extern "C" fn ksym_bpf_map_info(
             reserved4: 0,
             struct_ops_value: sov,
             struct_ops_value_size: sovs,
+            inner_btf_key_type_id: inner[5],
+            inner_btf_value_type_id: inner[6],
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, info, "out") }?;

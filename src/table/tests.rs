@@ -372,7 +372,13 @@ mod bounds {
         let p = dir.join("fifo");
         let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid path; mkfifo has no other precondition.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0;
+        assert!(
+            made,
+            "mkfifo {}: {}: this filesystem has no FIFOs (9p?); point TMPDIR at a tmpfs",
+            p.display(),
+            std::io::Error::last_os_error()
+        );
         let q = p.clone();
         let h = std::thread::spawn(move || {
             if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&q) {

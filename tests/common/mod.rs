@@ -29,6 +29,21 @@ pub fn data_file(name: &str) -> (TempDir, PathBuf) {
     (dir, path)
 }
 
+/// Makes a FIFO at `path`, or panics saying why: some filesystems (9p,
+/// as a qemu guest shares a directory) have no FIFOs, and the temporary
+/// directory (TMPDIR) must then be elsewhere, e.g. a tmpfs.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other precondition.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        let e = std::io::Error::last_os_error();
+        panic!(
+            "mkfifo {}: {e}: this filesystem has no FIFOs (9p?); point TMPDIR at a tmpfs",
+            path.display()
+        );
+    }
+}
+
 /// A temporary directory removed on drop.
 pub struct TempDir(PathBuf);
 

@@ -1,0 +1,33 @@
+# The second kernel: the kernel-dependent tests inside a qemu guest booted
+# with Debian's stock kernel (tools/guest/: prepare.sh fetches and unpacks
+# the image and builds the initramfs once per version; run.sh boots it and
+# runs a command; tests.sh is what runs inside).
+#
+#   make test-guest         the live Rust tests and the C tests in the guest
+#   make guest-shell CMD=.. one command in the guest (default: a summary)
+
+GUEST_RUN     := sh tools/guest/run.sh
+GUEST_TIMEOUT ?= 1200
+
+.PHONY: test-guest guest-prepare guest-shell
+
+guest-prepare:
+	@sh tools/guest/prepare.sh $(BUILD)/guest > /dev/null
+
+# The Rust test executables as cargo built them for test-rust (no rebuild
+# when test-rust ran), and the C tests as test-c built them.
+$(BUILD)/guest/rust-tests.list: $(SOURCES) $(wildcard tests/*.rs tests/common/*.rs)
+	@mkdir -p $(BUILD)/guest
+	$(CARGO) test --features test-hooks --no-run --message-format=json 2> /dev/null \
+	    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' > $@.tmp
+	@test -s $@.tmp || { echo "cargo test --no-run listed no test executables" >&2; exit 1; }
+	@mv $@.tmp $@
+
+test-guest: guest-prepare $(BUILD)/guest/rust-tests.list test-c
+	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) --env KSYM_TESTDATA=$(abspath $(BUILD)/testdata) \
+	    -- sh tools/guest/tests.sh $(abspath $(BUILD)/guest/rust-tests.list) $(abspath $(BUILD)/c-tests)
+
+guest-shell: guest-prepare
+	$(GUEST_RUN) -- sh -c '$(or $(CMD),uname -r; cat /proc/cmdline; ls /sys/kernel/btf | wc -l)'
+
+TEST_PARTS += test-guest
