@@ -79,7 +79,7 @@ pub struct ksym_bpf_map_info {
     /// object's BTF fd). Kernels check an inner map's BTF-described fields
     /// (timers, kptrs) against the template's, and some map types (task,
     /// inode, socket storage) cannot be created without BTF at all. 0
-    /// otherwise (0.3).
+    /// otherwise.
     pub inner_btf_key_type_id: u32,
     pub inner_btf_value_type_id: u32,
 }
