@@ -381,6 +381,56 @@ pub unsafe extern "C" fn ksym_foreach_match(
     })
 }
 
+/// ksym_table_foreach flags: the order of the source file (the kernel's
+/// order) instead of the table's (absolute symbols first, then by address)
+/// (0.3).
+pub const KSYM_FOREACH_FILE_ORDER: c_uint = 1;
+/// ksym_table_foreach flags: without the pseudo-module symbols (BPF
+/// programs, ftrace trampolines, kprobe pages), which come and go while the
+/// system runs; a table from a snapshot then answers itself, with no read
+/// (0.3).
+pub const KSYM_FOREACH_NO_PSEUDO: c_uint = 2;
+/// All `KSYM_FOREACH_*` flags this version knows.
+pub const KSYM_FOREACH_FLAGS_ALL: c_uint = KSYM_FOREACH_FILE_ORDER | KSYM_FOREACH_NO_PSEUDO;
+
+/// Calls `cb` for every symbol of the table (0.3): in table order, or with
+/// KSYM_FOREACH_FILE_ORDER in the order of the lines of the source file,
+/// which is what an unstable sort by address (bcc's) needs to be reproduced.
+/// A table from a snapshot calls it with a fresh read's symbols (made when
+/// first needed) unless KSYM_FOREACH_NO_PSEUDO leaves out the only ones a
+/// snapshot cannot vouch for. Stops early and returns cb's value when cb
+/// returns non-zero; returns 0 after the last one. KSYM_ERR_INVALID for
+/// unknown flags.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed); `cb`, if not NULL, may be called with `ctx` and a symbol valid during the call.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_foreach(
+    table: *const ksym_table,
+    flags: c_uint,
+    cb: ksym_match_cb,
+    ctx: *mut c_void,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `table` as # Safety says.
+        let t = unsafe { table_ref(table) }?;
+        let cb = cb.ok_or_else(|| Error::invalid("cb is NULL"))?;
+        check_flags(flags, KSYM_FOREACH_FLAGS_ALL, "ksym_table_foreach")?;
+        let file_order = flags & KSYM_FOREACH_FILE_ORDER != 0;
+        let skip_pseudo = flags & KSYM_FOREACH_NO_PSEUDO != 0;
+        let r = t.table.for_each_symbol(file_order, skip_pseudo, |s| {
+            let cs = ksym_symbol::from(s);
+            // SAFETY: the caller's callback (# Safety); `cs` lives during the call.
+            match unsafe { cb(&cs, ctx) } {
+                0 => ControlFlow::Continue(()),
+                v => ControlFlow::Break(v),
+            }
+        })?;
+        Ok(r.unwrap_or(0))
+    })
+}
+
 /// Facts about a table (added to the contract). Output struct: set `sz`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
