@@ -102,9 +102,19 @@ pub fn reads_real_addresses() -> bool {
     };
     let mut first = [0u8; 256];
     let n = std::io::Read::read(&mut f, &mut first).unwrap_or(0);
-    let line = &first[..n];
-    let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
-    hex > 0 && line[..hex].iter().any(|&c| c != b'0')
+    shows_real_addresses(&first[..n])
+}
+
+/// Does the start of a kallsyms file show real addresses: any line with a
+/// non-zero one? Not only the first: a kernel whose per-CPU variables are
+/// absolute symbols lists them first, from 0 (Debian's 6.1 and 6.12:
+/// `0000000000000000 A fixed_percpu_data`, then `...1000 A
+/// cpu_debug_store`); a restricted file shows every address as zeros.
+fn shows_real_addresses(start: &[u8]) -> bool {
+    start.split(|&c| c == b'\n').any(|line| {
+        let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        hex > 0 && line[..hex].iter().any(|&c| c != b'0')
+    })
 }
 
 /// A directory trusted to hold private files of the effective uid.
@@ -278,5 +288,24 @@ impl SnapshotInfo {
         } else {
             self.note.as_ref().map(|n| format!("snapshot: {n}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shows_real_addresses;
+
+    #[test]
+    fn real_addresses_after_per_cpu_zeros() {
+        // The first lines of Debian's 6.1 kallsyms (tests/data), as root.
+        let debian = b"0000000000000000 A fixed_percpu_data\n0000000000000000 A __per_cpu_start\n\
+                       0000000000001000 A cpu_debug_store\n0000000000002000 A irq_stack_backing_store\n";
+        assert!(shows_real_addresses(debian));
+        assert!(shows_real_addresses(b"ffffffff81000000 T _stext\n"));
+        // Restricted (kptr_restrict, no CAP_SYSLOG): every address is zero.
+        let hidden = b"0000000000000000 A fixed_percpu_data\n0000000000000000 A __per_cpu_start\n\
+                       0000000000000000 A cpu_debug_store\n0000000000000000 T _stext\n";
+        assert!(!shows_real_addresses(hidden));
+        assert!(!shows_real_addresses(b""));
     }
 }
