@@ -39,6 +39,9 @@ for g in $groups; do
             pkgs="$pkgs xz-utils gzip"
             # the oracles: bpftool (BTF dumps) and libbpf (relocation, attach);
             pkgs="$pkgs bpftool libbpf-dev"
+            # libksym-bcc's oracles: the real bcc library (libbcc_bpf.so.0)
+            # and unmodified bpftrace, which symbolizes through it;
+            pkgs="$pkgs libbpfcc bpftrace"
             ;;
         bench) pkgs="$pkgs libbpf-dev" ;;
         bpf) pkgs="$pkgs clang-19 llvm-19" ;;
