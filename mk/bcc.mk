@@ -6,6 +6,8 @@
 #   make install         installs it beside libksym
 #   make test            runs test-bcc (bcc/tests/run.sh)
 #   make bench-bcc       bpftrace and the in-process cost, with and without it
+#   make test-guest-bcc  the parts that need modules and kprobes, in the qemu
+#                        guest (tools/guest/run.sh)
 
 BCC_SOFILE  := libksym-bcc.so.$(VERSION)
 BCC_SONAME  := libksym-bcc.so.$(MAJOR)
@@ -13,7 +15,7 @@ BCC_SRCS    := bcc/shim.c bcc/kcache.c bcc/stdsort.c
 BCC_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden
 BCC_OUT     := $(BUILD)/bcc
 
-.PHONY: bcc-lib install-bcc uninstall-bcc test-bcc bench-bcc
+.PHONY: bcc-lib install-bcc uninstall-bcc test-bcc test-guest-bcc bench-bcc
 
 all: bcc-lib
 bcc-lib: $(BUILD)/$(BCC_SOFILE)
@@ -41,6 +43,10 @@ TEST_PARTS += test-bcc
 test-bcc: $(BUILD)/$(BCC_SOFILE) testdata
 	CC="$(CC)" CXX="$(CXX)" OUT=$(BCC_OUT) KSYM_TESTDATA=$(abspath $(BUILD)/testdata) \
 	    sh bcc/tests/run.sh $(abspath $(BUILD)/$(BCC_SONAME))
+
+test-guest-bcc: $(BUILD)/$(BCC_SOFILE) testdata
+	CC="$(CC)" CXX="$(CXX)" OUT=$(BCC_OUT) sh bcc/tests/run.sh $(abspath $(BUILD)/$(BCC_SONAME)) --build
+	sh tools/guest/run.sh --timeout 3600 -- env OUT=$(BCC_OUT) sh bcc/tests/guest.sh
 
 bench: bench-bcc
 bench-bcc: $(BUILD)/$(BCC_SOFILE)

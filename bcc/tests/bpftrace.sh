@@ -29,6 +29,10 @@ if [ "$(id -u)" != 0 ]; then
     exec "$need" kernel "bpftrace needs root"
 fi
 command -v bpftrace > /dev/null || { echo "FAIL: bpftrace is not installed (tools/deps.sh test installs it)"; exit 1; }
+if [ "$kprobes" = --kprobes ] && [ ! -e /sys/kernel/tracing/kprobe_events ] && [ ! -e /sys/kernel/debug/tracing/kprobe_events ]; then
+    "$need" kprobes "no kprobe_events in tracefs: the stacks come from tracepoints only" || exit 1
+    kprobes=
+fi
 
 out=$(mktemp -d /tmp/ksym-bcc-bpftrace-XXXXXX)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT

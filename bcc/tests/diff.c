@@ -11,6 +11,9 @@
  *                             bcc_symcache_refresh after a module appears
  *                             and after a BPF program does (files derived
  *                             from the given ones, bind-mounted in turn)
+ *   diff --modprobe MODULE    the same with a real module, loaded with
+ *                             modprobe while the caches exist (root, a
+ *                             kernel with modules: the guest), then removed
  *
  * Questions: every address of every line (data and absolute symbols
  * included), one below and one above it, a random address between it and
@@ -534,6 +537,60 @@ static void test_refresh(const char *kallsyms, const char *modules)
         fprintf(stderr, "could not remove %s\n", dir);
 }
 
+/* A real module loaded while the caches exist: without a refresh both keep
+ * their answers; after one the shim answers as a new bcc cache, at the
+ * module's symbols too. */
+static void test_modprobe(const char *module)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "modprobe -r %s 2>/dev/null", module);
+    if (system(cmd) != 0)
+        fprintf(stderr, "(%s was not loaded)\n", module);
+    void *bold = bcc.symcache_new(-1, NULL), *s = shim.symcache_new(-1, NULL);
+    struct bcc_symbol x, y;
+    bcc.resolve(bold, 0xffffffff81000000ULL, &x);
+    shim.resolve(s, 0xffffffff81000000ULL, &y);
+    snprintf(cmd, sizeof(cmd), "modprobe %s", module);
+    if (system(cmd) != 0) {
+        NEED_SKIP("modules", "modprobe %s failed: no loadable modules here", module);
+        bcc.free_symcache(bold, -1);
+        shim.free_symcache(s, -1);
+        return;
+    }
+    struct lines ls = read_lines("/proc/kallsyms");
+    struct addrs q = { 0 };
+    for (size_t i = 0; i < ls.n; i++)
+        if (!strcmp(ls.l[i].module, module) && !strchr("bBdDrR", ls.l[i].type)) {
+            add(&q, ls.l[i].addr);
+            add(&q, ls.l[i].addr + 5);
+        }
+    CHECK(q.n > 0);
+    int kept = 1, fresh = 1, named = 0;
+    for (size_t i = 0; i < q.n; i++) {
+        int rx = bcc.resolve(bold, q.a[i], &x), ry = shim.resolve(s, q.a[i], &y);
+        kept &= same_answer(rx, &x, ry, &y);
+    }
+    CHECK(kept);
+    shim.refresh(s);
+    void *bnew = bcc.symcache_new(-1, NULL);
+    for (size_t i = 0; i < q.n; i++) {
+        int rx = bcc.resolve(bnew, q.a[i], &x), ry = shim.resolve(s, q.a[i], &y);
+        fresh &= same_answer(rx, &x, ry, &y);
+        named += ry == 0 && !strcmp(y.module, module);
+    }
+    CHECK(fresh);
+    CHECK(named == (int)q.n);
+    printf("modprobe %s: %zu addresses in it, the same as bcc before the refresh and as a new bcc cache after\n",
+           module, q.n);
+    bcc.free_symcache(bold, -1);
+    bcc.free_symcache(bnew, -1);
+    shim.free_symcache(s, -1);
+    snprintf(cmd, sizeof(cmd), "modprobe -r %s", module);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", module);
+    free(q.a);
+}
+
 /* ----- main ------------------------------------------------------------------------- */
 
 /* A digest of the live file, to see whether it changed during a run. */
@@ -558,6 +615,11 @@ int main(int argc, char **argv)
     } else if (argc >= 4 && !strcmp(argv[1], "--refresh")) {
         if (private_mounts() == 0)
             test_refresh(argv[2], argv[3]);
+    } else if (argc >= 3 && !strcmp(argv[1], "--modprobe")) {
+        if (!privileged())
+            KERNEL_SKIP("loading a module needs root");
+        else
+            test_modprobe(argv[2]);
     } else if (argc == 1) {
         if (!privileged()) {
             KERNEL_SKIP("the running kernel's symbols need root and real addresses in /proc/kallsyms");
@@ -575,7 +637,7 @@ int main(int argc, char **argv)
             }
         }
     } else {
-        fprintf(stderr, "usage: %s [--file KALLSYMS | --refresh KALLSYMS MODULES]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--file KALLSYMS | --refresh KALLSYMS MODULES | --modprobe MODULE]\n", argv[0]);
         return 2;
     }
     return finish("diff");

@@ -1,6 +1,6 @@
 #!/bin/sh
 # libksym-bcc's tests (make test-bcc):
-#   run.sh BUILD/libksym-bcc.so.0
+#   run.sh BUILD/libksym-bcc.so.0 [--build]    (--build: only build them)
 # The oracle is the real bcc (libbcc_bpf.so.0, package libbpfcc) and, for
 # stacks, unmodified bpftrace; what needs root or the kernel says SKIP
 # through c-tests/check.h's NEED_SKIP (KSYM_REQUIRE turns it into a failure).
@@ -8,6 +8,7 @@
 # kernels' files, build/testdata).
 set -u
 lib=$1
+only_build=${2:-}
 CC=${CC:-cc}
 CXX=${CXX:-c++}
 OUT=${OUT:-build/bcc}
@@ -51,6 +52,8 @@ build libksym-bcc-asan.so $CC $CFLAGS $SAN -fPIC -fvisibility=hidden -shared bcc
     -L"$(dirname "$lib")" -lksym -ldl -lpthread
 build test_api.asan $CC $CFLAGS $SAN bcc/tests/test_api.c -ldl -lpthread
 build diff.asan $CC $CFLAGS $SAN bcc/tests/diff.c -ldl
+
+[ "$only_build" = --build ] && exit 0
 
 # Exports: bcc's six functions, nothing else.
 exports=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort | tr '\n' ' ')
