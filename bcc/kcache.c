@@ -318,7 +318,7 @@ static int fill(struct bcc_symbol *sym, const char *name, const char *module, ui
 static int core_answer(const struct kcache *kc, uint64_t addr, struct bcc_symbol *sym, int demangle)
 {
     const struct level *l = &kc->core;
-    if (!kc->core_ok || addr < l->e[0].addr || addr > l->e[l->n - 1].addr)
+    if (!kc->core_ok || l->n == 0 || addr < l->e[0].addr || addr > l->e[l->n - 1].addr)
         return 0;
     const struct ksent *e = floor_of(l, addr);
     if (e > l->e && e[-1].addr == e->addr)
@@ -340,9 +340,10 @@ int kcache_resolve(struct kcache *kc, uint64_t addr, struct bcc_symbol *sym, int
 {
     int r = -1;
     pthread_rwlock_rdlock(&kc->lock);
-    if (kc->table_state == 0)
+    /* A refresh between the loads may undo them again: try twice. */
+    for (int tries = 0; kc->table_state == 0 && tries < 2; tries++)
         load_under_write_lock(kc, &kc->table_state, load_table);
-    if (kc->table_state < 0)
+    if (kc->table_state != 1)
         goto out;
     if (ksym_bcc_settings.fixes & FIX_SYMBOLIZE) {
         r = symbolize_answer(kc, addr, sym, demangle);
@@ -352,7 +353,6 @@ int kcache_resolve(struct kcache *kc, uint64_t addr, struct bcc_symbol *sym, int
         r = 0;
         goto out;
     }
-    /* A refresh between the loads may drop the full level again: try twice. */
     for (int tries = 0; kc->full_state == 0 && tries < 2; tries++)
         load_under_write_lock(kc, &kc->full_state, load_full);
     if (kc->full_state == 1) {
@@ -410,9 +410,9 @@ int kcache_resolve_name(struct kcache *kc, const char *module, const char *name,
     }
     int r = -1;
     pthread_rwlock_rdlock(&kc->lock);
-    if (kc->table_state == 0)
+    for (int tries = 0; kc->table_state == 0 && tries < 2; tries++)
         load_under_write_lock(kc, &kc->table_state, load_table);
-    if (kc->table_state < 0)
+    if (kc->table_state != 1)
         goto out;
     if (ksym_bcc_settings.fixes & FIX_SYMBOLIZE) {
         r = lookup_highest(kc->table, q, addr);
@@ -449,6 +449,7 @@ void kcache_refresh(struct kcache *kc)
          * have changed to a read of its own, made once: a new table. */
         free(kc->core.e);
         memset(&kc->core, 0, sizeof(kc->core));
+        kc->core_ok = 0;
         ksym_table_free(kc->table);
         kc->table = NULL;
         kc->table_state = 0;

@@ -10,11 +10,13 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static struct api bcc, shim;
+static void test_refresh_threads(void);
 
 static int zeroed(const struct bcc_symbol *s)
 {
@@ -202,7 +204,57 @@ static void test_threads(void)
     printf("threads: %d threads x %d answers on one new cache, caches made and freed meanwhile: %ld differ from bcc\n",
            NTHREADS, NADDR, bad);
     shim.free_symcache(shared_cache, -1);
+    test_refresh_threads();
     bcc.free_symcache(b, -1);
+}
+
+/* Refreshes while other threads resolve: the answers (return value and
+ * offset: names from the full level are invalid after a refresh) stay
+ * bcc's, and nothing breaks (ASan, valgrind). */
+static volatile int refreshing;
+static void *refresher(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 5; i++) {
+        shim.refresh(shared_cache);
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    refreshing = 0;
+    return NULL;
+}
+
+static void *offsets(void *arg)
+{
+    size_t t = (size_t)arg;
+    long bad = 0;
+    for (size_t j = 0; refreshing || j < NADDR; j++) {
+        size_t i = (j * 7919 + t * 131) % NADDR;
+        struct bcc_symbol s;
+        int r = shim.resolve(shared_cache, addrs[i], &s);
+        bad += r != want_r[i] || s.offset != want[i].offset;
+    }
+    return (void *)bad;
+}
+
+static void test_refresh_threads(void)
+{
+    shared_cache = shim.symcache_new(-1, NULL);
+    refreshing = 1;
+    pthread_t th[4], rt;
+    pthread_create(&rt, NULL, refresher, NULL);
+    for (size_t t = 0; t < 4; t++)
+        pthread_create(&th[t], NULL, offsets, (void *)t);
+    long bad = 0;
+    for (size_t t = 0; t < 4; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        bad += (long)r;
+    }
+    pthread_join(rt, NULL);
+    CHECK(bad == 0);
+    printf("refresh under 4 resolving threads (5 refreshes): %ld answers differ from bcc\n", bad);
+    shim.free_symcache(shared_cache, -1);
 }
 
 /* ----- not root -------------------------------------------------------------------- */
