@@ -95,7 +95,10 @@ static struct addrs questions(const struct lines *ls)
                 add(&q, a + rnd() % (1u << 24));
         }
     }
-    for (int k = 0; k < 2000; k++) {
+    /* A restricted file (all zeros) has one address, and bcc reads it
+     * again at every call while it holds no symbol: a few will do. */
+    int randoms = n > 1 ? 2000 : 20;
+    for (int k = 0; k < randoms; k++) {
         add(&q, rnd());
         add(&q, n ? starts.a[0] - (rnd() % (1u << 20)) : rnd());
     }
