@@ -287,6 +287,17 @@ static void load_under_write_lock(struct kcache *kc, int *state, void (*load)(st
     pthread_rwlock_rdlock(&kc->lock);
 }
 
+/* Takes the read lock (held on return, whatever the result) with the table
+ * loaded: 1, or 0 when it could not be (bcc's "nothing"). A refresh between
+ * the loads may undo them again: tried twice. */
+static int read_lock_loaded(struct kcache *kc)
+{
+    pthread_rwlock_rdlock(&kc->lock);
+    for (int tries = 0; kc->table_state == 0 && tries < 2; tries++)
+        load_under_write_lock(kc, &kc->table_state, load_table);
+    return kc->table_state == 1;
+}
+
 /* ----- answering (under the read lock) ---------------------------------------- */
 
 /* The last entry whose address is <= addr (std::upper_bound, then one
@@ -339,11 +350,7 @@ static int symbolize_answer(const struct kcache *kc, uint64_t addr, struct bcc_s
 int kcache_resolve(struct kcache *kc, uint64_t addr, struct bcc_symbol *sym, int demangle)
 {
     int r = -1;
-    pthread_rwlock_rdlock(&kc->lock);
-    /* A refresh between the loads may undo them again: try twice. */
-    for (int tries = 0; kc->table_state == 0 && tries < 2; tries++)
-        load_under_write_lock(kc, &kc->table_state, load_table);
-    if (kc->table_state != 1)
+    if (!read_lock_loaded(kc))
         goto out;
     if (ksym_bcc_settings.fixes & FIX_SYMBOLIZE) {
         r = symbolize_answer(kc, addr, sym, demangle);
@@ -409,10 +416,7 @@ int kcache_resolve_name(struct kcache *kc, const char *module, const char *name,
         q = query;
     }
     int r = -1;
-    pthread_rwlock_rdlock(&kc->lock);
-    for (int tries = 0; kc->table_state == 0 && tries < 2; tries++)
-        load_under_write_lock(kc, &kc->table_state, load_table);
-    if (kc->table_state != 1)
+    if (!read_lock_loaded(kc))
         goto out;
     if (ksym_bcc_settings.fixes & FIX_SYMBOLIZE) {
         r = lookup_highest(kc->table, q, addr);

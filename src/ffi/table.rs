@@ -344,6 +344,25 @@ pub unsafe extern "C" fn ksym_symbolize(
     })
 }
 
+/// A table walk's visitor that calls the C callback: non-zero stops the
+/// walk with that value.
+///
+/// # Safety
+/// `cb` may be called with `ctx` and a symbol valid during the call.
+unsafe fn visit_with(
+    cb: unsafe extern "C" fn(*const ksym_symbol, *mut c_void) -> c_int,
+    ctx: *mut c_void,
+) -> impl FnMut(&Symbol<'_>) -> ControlFlow<c_int> {
+    move |s| {
+        let cs = ksym_symbol::from(s);
+        // SAFETY: as this function's # Safety says; `cs` lives during the call.
+        match unsafe { cb(&cs, ctx) } {
+            0 => ControlFlow::Continue(()),
+            v => ControlFlow::Break(v),
+        }
+    }
+}
+
 /// The callback of ksym_foreach_match: return non-zero to stop.
 pub type ksym_match_cb =
     Option<unsafe extern "C" fn(sym: *const ksym_symbol, ctx: *mut c_void) -> c_int>;
@@ -369,14 +388,8 @@ pub unsafe extern "C" fn ksym_foreach_match(
         // SAFETY: `table` and `pattern` as # Safety says.
         let (t, p) = unsafe { (table_ref(table)?, c_bytes(pattern, "pattern")?) };
         let cb = cb.ok_or_else(|| Error::invalid("cb is NULL"))?;
-        let r = t.table.for_each_match(p, |s| {
-            let cs = ksym_symbol::from(s);
-            // SAFETY: the caller's callback (# Safety); `cs` lives during the call.
-            match unsafe { cb(&cs, ctx) } {
-                0 => ControlFlow::Continue(()),
-                v => ControlFlow::Break(v),
-            }
-        })?;
+        // SAFETY: the caller's callback and context (# Safety).
+        let r = t.table.for_each_match(p, unsafe { visit_with(cb, ctx) })?;
         Ok(r.unwrap_or(0))
     })
 }
@@ -419,14 +432,10 @@ pub unsafe extern "C" fn ksym_table_foreach(
         check_flags(flags, KSYM_FOREACH_FLAGS_ALL, "ksym_table_foreach")?;
         let file_order = flags & KSYM_FOREACH_FILE_ORDER != 0;
         let skip_pseudo = flags & KSYM_FOREACH_NO_PSEUDO != 0;
-        let r = t.table.for_each_symbol(file_order, skip_pseudo, |s| {
-            let cs = ksym_symbol::from(s);
-            // SAFETY: the caller's callback (# Safety); `cs` lives during the call.
-            match unsafe { cb(&cs, ctx) } {
-                0 => ControlFlow::Continue(()),
-                v => ControlFlow::Break(v),
-            }
-        })?;
+        // SAFETY: the caller's callback and context (# Safety).
+        let r = t
+            .table
+            .for_each_symbol(file_order, skip_pseudo, unsafe { visit_with(cb, ctx) })?;
         Ok(r.unwrap_or(0))
     })
 }
