@@ -195,6 +195,78 @@ static void test_foreach(void)
     ksym_table_free(t);
 }
 
+/* ksym_table_foreach: every line, in the file's order or the table's, with
+ * or without the pseudo-modules; the orders worked out by hand from FIXTURE. */
+struct seq {
+    int n;
+    char names[32][80];
+};
+
+static int seq_cb(const struct ksym_symbol *s, void *ctx)
+{
+    struct seq *q = ctx;
+    if (q->n < 32)
+        snprintf(q->names[q->n], sizeof(q->names[0]), "%s`%s", s->module, s->name);
+    q->n++;
+    return 0;
+}
+
+static int seq_equal(const struct seq *a, const char *const *want, int n)
+{
+    if (a->n != n)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(a->names[i], want[i]) != 0) {
+            fprintf(stderr, "    entry %d: %s, expected %s\n", i, a->names[i], want[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static const char *const FILE_ORDER[] = {
+    "vmlinux`fixed_percpu_data", "vmlinux`_text",   "vmlinux`__pfx_start", "vmlinux`__pfx_foo",
+    "vmlinux`foo",               "vmlinux`foo.cold", "vmlinux`bar",        "vmlinux`dup",
+    "vmlinux`dup",               "vmlinux`__key.0", "vmlinux`__key.0",    "vmlinux`_etext",
+    "crc_itu_t`mod_fn",          "crc_itu_t`mod_first", "crc_itu_t`foo",  "bpf`bpf_prog_0123456789abcdef_x",
+};
+static const char *const TABLE_ORDER[] = {
+    "vmlinux`fixed_percpu_data", "vmlinux`_text",   "vmlinux`__pfx_start", "vmlinux`__pfx_foo",
+    "vmlinux`foo",               "vmlinux`foo.cold", "vmlinux`bar",        "vmlinux`dup",
+    "vmlinux`dup",               "vmlinux`__key.0", "vmlinux`__key.0",    "vmlinux`_etext",
+    "crc_itu_t`mod_first",       "crc_itu_t`foo",   "crc_itu_t`mod_fn",   "bpf`bpf_prog_0123456789abcdef_x",
+};
+
+static void check_orders(struct ksym_table *t)
+{
+    struct seq q;
+    memset(&q, 0, sizeof(q));
+    CHECK(ksym_table_foreach(t, KSYM_FOREACH_FILE_ORDER, seq_cb, &q) == 0);
+    CHECK(seq_equal(&q, FILE_ORDER, 16));
+    memset(&q, 0, sizeof(q));
+    CHECK(ksym_table_foreach(t, 0, seq_cb, &q) == 0);
+    CHECK(seq_equal(&q, TABLE_ORDER, 16));
+    memset(&q, 0, sizeof(q));
+    CHECK(ksym_table_foreach(t, KSYM_FOREACH_FILE_ORDER | KSYM_FOREACH_NO_PSEUDO, seq_cb, &q) == 0);
+    CHECK(seq_equal(&q, FILE_ORDER, 15));
+    memset(&q, 0, sizeof(q));
+    CHECK(ksym_table_foreach(t, KSYM_FOREACH_NO_PSEUDO, seq_cb, &q) == 0);
+    CHECK(seq_equal(&q, TABLE_ORDER, 15));
+}
+
+static void test_foreach_order(void)
+{
+    struct ksym_table *t = fixture();
+    check_orders(t);
+    struct collect c = { 0, 3, { { 0 } } };
+    CHECK(ksym_table_foreach(t, KSYM_FOREACH_FILE_ORDER, collect_cb, &c) == 42 && c.n == 3);
+    CHECK(!strcmp(c.names[2], "vmlinux`__pfx_start"));
+    CHECK(ksym_table_foreach(t, 4, collect_cb, &c) == KSYM_ERR_INVALID);
+    CHECK_MSG("unknown flag");
+    CHECK(ksym_table_foreach(t, 0, NULL, &c) == KSYM_ERR_INVALID);
+    CHECK(ksym_table_foreach(NULL, 0, collect_cb, &c) == KSYM_ERR_INVALID);
+    ksym_table_free(t);
+}
+
 static void test_null_arguments(void)
 {
     struct ksym_table *t = fixture();
@@ -523,6 +595,8 @@ static void test_snapshot(void)
     CHECK(ksym_symbolize(second, 0xffffffffc0002000ull, &a, &oa) == 0 &&
           ksym_symbolize(plain, 0xffffffffc0002000ull, &b, &ob) == 0 && !strcmp(a.name, b.name) && oa == ob);
     CHECK(ksym_table_module_count(second) == ksym_table_module_count(plain));
+    /* Both orders from a snapshot: its own symbols, and the fresh read's pseudo-module ones. */
+    check_orders(second);
     ksym_table_free(first);
     ksym_table_free(second);
     ksym_table_free(plain);
@@ -539,6 +613,7 @@ int main(void)
     test_lookup();
     test_symbolize();
     test_foreach();
+    test_foreach_order();
     test_null_arguments();
     test_opts();
     test_file_errors();

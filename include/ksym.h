@@ -326,6 +326,45 @@ int ksym_foreach_match(const struct ksym_table *table,
                        void *ctx);
 
 /**
+ * ksym_table_foreach flags: the order of the source file (the kernel's
+ * order) instead of the table's (absolute symbols first, then by address)
+ * (0.3).
+ */
+#define KSYM_FOREACH_FILE_ORDER 1
+
+/**
+ * ksym_table_foreach flags: without the pseudo-module symbols (BPF
+ * programs, ftrace trampolines, kprobe pages), which come and go while the
+ * system runs; a table from a snapshot then answers itself, with no read
+ * (0.3).
+ */
+#define KSYM_FOREACH_NO_PSEUDO 2
+
+/**
+ * All `KSYM_FOREACH_*` flags this version knows.
+ */
+#define KSYM_FOREACH_FLAGS_ALL (KSYM_FOREACH_FILE_ORDER | KSYM_FOREACH_NO_PSEUDO)
+
+/**
+ * Calls `cb` for every symbol of the table (0.3): in table order, or with
+ * KSYM_FOREACH_FILE_ORDER in the order of the lines of the source file,
+ * which is what an unstable sort by address (bcc's) needs to be reproduced.
+ * A table from a snapshot calls it with a fresh read's symbols (made when
+ * first needed) unless KSYM_FOREACH_NO_PSEUDO leaves out the only ones a
+ * snapshot cannot vouch for. Stops early and returns cb's value when cb
+ * returns non-zero; returns 0 after the last one. KSYM_ERR_INVALID for
+ * unknown flags.
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed); `cb`, if not NULL, may be called with `ctx` and a symbol valid during the call.
+ */
+int ksym_table_foreach(const struct ksym_table *table,
+                       unsigned int flags,
+                       ksym_match_cb cb,
+                       void *ctx);
+
+/**
  * Facts about a table. Output struct: set `sz`.
  */
 struct ksym_table_stats {

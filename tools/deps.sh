@@ -46,6 +46,9 @@ for g in $groups; do
             # the second kernel (make test-guest): qemu, the initramfs's
             # busybox, depmod/modprobe for the image's module order;
             pkgs="$pkgs qemu-system-x86 busybox-static kmod"
+            # libksym-bcc's oracles: the real bcc library (libbcc_bpf.so.0)
+            # and unmodified bpftrace, which symbolizes through it;
+            pkgs="$pkgs libbpfcc bpftrace"
             ;;
         bench) pkgs="$pkgs libbpf-dev" ;;
         bpf) pkgs="$pkgs clang-19 llvm-19" ;;

@@ -348,6 +348,25 @@ pub unsafe extern "C" fn ksym_symbolize(
     })
 }
 
+/// A table walk's visitor that calls the C callback: non-zero stops the
+/// walk with that value.
+///
+/// # Safety
+/// `cb` may be called with `ctx` and a symbol valid during the call.
+unsafe fn visit_with(
+    cb: unsafe extern "C" fn(*const ksym_symbol, *mut c_void) -> c_int,
+    ctx: *mut c_void,
+) -> impl FnMut(&Symbol<'_>) -> ControlFlow<c_int> {
+    move |s| {
+        let cs = ksym_symbol::from(s);
+        // SAFETY: as this function's # Safety says; `cs` lives during the call.
+        match unsafe { cb(&cs, ctx) } {
+            0 => ControlFlow::Continue(()),
+            v => ControlFlow::Break(v),
+        }
+    }
+}
+
 /// The callback of ksym_foreach_match: return non-zero to stop.
 pub type ksym_match_cb =
     Option<unsafe extern "C" fn(sym: *const ksym_symbol, ctx: *mut c_void) -> c_int>;
@@ -373,14 +392,54 @@ pub unsafe extern "C" fn ksym_foreach_match(
         // SAFETY: `table` and `pattern` as # Safety says.
         let (t, p) = unsafe { (table_ref(table)?, c_bytes(pattern, "pattern")?) };
         let cb = cb.ok_or_else(|| Error::invalid("cb is NULL"))?;
-        let r = t.table.for_each_match(p, |s| {
-            let cs = ksym_symbol::from(s);
-            // SAFETY: the caller's callback (# Safety); `cs` lives during the call.
-            match unsafe { cb(&cs, ctx) } {
-                0 => ControlFlow::Continue(()),
-                v => ControlFlow::Break(v),
-            }
-        })?;
+        // SAFETY: the caller's callback and context (# Safety).
+        let r = t.table.for_each_match(p, unsafe { visit_with(cb, ctx) })?;
+        Ok(r.unwrap_or(0))
+    })
+}
+
+/// ksym_table_foreach flags: the order of the source file (the kernel's
+/// order) instead of the table's (absolute symbols first, then by address)
+/// (0.3).
+pub const KSYM_FOREACH_FILE_ORDER: c_uint = 1;
+/// ksym_table_foreach flags: without the pseudo-module symbols (BPF
+/// programs, ftrace trampolines, kprobe pages), which come and go while the
+/// system runs; a table from a snapshot then answers itself, with no read
+/// (0.3).
+pub const KSYM_FOREACH_NO_PSEUDO: c_uint = 2;
+/// All `KSYM_FOREACH_*` flags this version knows.
+pub const KSYM_FOREACH_FLAGS_ALL: c_uint = KSYM_FOREACH_FILE_ORDER | KSYM_FOREACH_NO_PSEUDO;
+
+/// Calls `cb` for every symbol of the table (0.3): in table order, or with
+/// KSYM_FOREACH_FILE_ORDER in the order of the lines of the source file,
+/// which is what an unstable sort by address (bcc's) needs to be reproduced.
+/// A table from a snapshot calls it with a fresh read's symbols (made when
+/// first needed) unless KSYM_FOREACH_NO_PSEUDO leaves out the only ones a
+/// snapshot cannot vouch for. Stops early and returns cb's value when cb
+/// returns non-zero; returns 0 after the last one. KSYM_ERR_INVALID for
+/// unknown flags.
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed); `cb`, if not NULL, may be called with `ctx` and a symbol valid during the call.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_table_foreach(
+    table: *const ksym_table,
+    flags: c_uint,
+    cb: ksym_match_cb,
+    ctx: *mut c_void,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `table` as # Safety says.
+        let t = unsafe { table_ref(table) }?;
+        let cb = cb.ok_or_else(|| Error::invalid("cb is NULL"))?;
+        check_flags(flags, KSYM_FOREACH_FLAGS_ALL, "ksym_table_foreach")?;
+        let file_order = flags & KSYM_FOREACH_FILE_ORDER != 0;
+        let skip_pseudo = flags & KSYM_FOREACH_NO_PSEUDO != 0;
+        // SAFETY: the caller's callback and context (# Safety).
+        let r = t
+            .table
+            .for_each_symbol(file_order, skip_pseudo, unsafe { visit_with(cb, ctx) })?;
         Ok(r.unwrap_or(0))
     })
 }

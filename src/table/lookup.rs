@@ -225,4 +225,50 @@ impl Table {
         }
         Ok(None)
     }
+
+    /// Calls `f` for every symbol, in the order of the source file (the
+    /// kernel's order) when `file_order`, else in table order (absolute
+    /// symbols first, then by address); without the pseudo-module symbols
+    /// (BPF, ftrace, kprobes) when `skip_pseudo`. A table from a snapshot
+    /// answers from a fresh read (made when first needed) unless they are
+    /// skipped. Stops when `f` breaks and returns its value.
+    ///
+    /// The file's order is what an unstable sort of the lines by address
+    /// (bcc's, for one) needs to be reproduced: it decides which of several
+    /// names at one address comes last.
+    pub fn for_each_symbol<B>(
+        &self,
+        file_order: bool,
+        skip_pseudo: bool,
+        mut f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
+        let t = self.route(!skip_pseudo)?;
+        let mut visit = |i: usize| -> ControlFlow<B> {
+            let owner = t.entries[i].owner;
+            if skip_pseudo && t.modules.module(t.modules.primary(owner)).kind == ModuleKind::Pseudo
+            {
+                return ControlFlow::Continue(());
+            }
+            f(&t.symbol(i, None))
+        };
+        // Every line's name lies in the text, in the order of the lines:
+        // the name offsets give the file's order back.
+        let in_file_order = |a: &Entry, b: &Entry| a.name_off < b.name_off;
+        if file_order && !t.entries.windows(2).all(|w| in_file_order(&w[0], &w[1])) {
+            let mut order: Vec<u32> = (0..t.len() as u32).collect();
+            order.sort_by_key(|&i| t.entries[i as usize].name_off);
+            for i in order {
+                if let ControlFlow::Break(b) = visit(i as usize) {
+                    return Ok(Some(b));
+                }
+            }
+            return Ok(None);
+        }
+        for i in 0..t.len() {
+            if let ControlFlow::Break(b) = visit(i) {
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    }
 }
