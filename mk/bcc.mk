@@ -15,7 +15,7 @@ BCC_SRCS    := bcc/shim.c bcc/kcache.c bcc/stdsort.c
 BCC_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden
 BCC_OUT     := $(BUILD)/bcc
 
-.PHONY: bcc-lib install-bcc uninstall-bcc test-bcc test-guest-bcc bench-bcc
+.PHONY: bcc-lib install-bcc uninstall-bcc test-bcc bcc-test-build test-guest-bcc bench-bcc
 
 all: bcc-lib
 bcc-lib: $(BUILD)/$(BCC_SOFILE)
@@ -44,9 +44,15 @@ test-bcc: $(BUILD)/$(BCC_SOFILE) testdata
 	CC="$(CC)" CXX="$(CXX)" OUT=$(BCC_OUT) KSYM_TESTDATA=$(abspath $(BUILD)/testdata) \
 	    sh bcc/tests/run.sh $(abspath $(BUILD)/$(BCC_SONAME))
 
-test-guest-bcc: $(BUILD)/$(BCC_SOFILE) testdata
+bcc-test-build: $(BUILD)/$(BCC_SOFILE) testdata
 	CC="$(CC)" CXX="$(CXX)" OUT=$(BCC_OUT) sh bcc/tests/run.sh $(abspath $(BUILD)/$(BCC_SONAME)) --build
+
+# The guest part alone; `make test-guest` runs it in its one boot.
+test-guest-bcc: bcc-test-build
 	sh tools/guest/run.sh --timeout 3600 -- env OUT=$(BCC_OUT) sh bcc/tests/guest.sh
+
+GUEST_DEPS    += bcc-test-build
+GUEST_SCRIPTS += bcc/tests/guest.sh
 
 bench: bench-bcc
 bench-bcc: $(BUILD)/$(BCC_SOFILE)

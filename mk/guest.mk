@@ -7,9 +7,14 @@
 #   make guest-shell CMD=.. one command in the guest (default: a summary)
 
 GUEST_RUN     := sh tools/guest/run.sh
-GUEST_TIMEOUT ?= 1200
+GUEST_TIMEOUT ?= 2400
 
 .PHONY: test-guest guest-prepare guest-shell
+
+# Other fragments add scripts that run in the same boot, after the Rust and
+# C tests (GUEST_SCRIPTS, each run from the project directory: exit 0 or a
+# failure), and what must be built for them first (GUEST_DEPS).
+.SECONDEXPANSION:
 
 guest-prepare:
 	@sh tools/guest/prepare.sh $(BUILD)/guest > /dev/null
@@ -23,9 +28,10 @@ $(BUILD)/guest/rust-tests.list: $(SOURCES) $(wildcard tests/*.rs tests/common/*.
 	@test -s $@.tmp || { echo "cargo test --no-run listed no test executables" >&2; exit 1; }
 	@mv $@.tmp $@
 
-test-guest: guest-prepare $(BUILD)/guest/rust-tests.list test-c
+test-guest: guest-prepare $(BUILD)/guest/rust-tests.list test-c $$(GUEST_DEPS)
 	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) --env KSYM_TESTDATA=$(abspath $(BUILD)/testdata) \
-	    -- sh tools/guest/tests.sh $(abspath $(BUILD)/guest/rust-tests.list) $(abspath $(BUILD)/c-tests)
+	    -- sh tools/guest/tests.sh $(abspath $(BUILD)/guest/rust-tests.list) $(abspath $(BUILD)/c-tests) \
+	    $(GUEST_SCRIPTS)
 
 guest-shell: guest-prepare
 	$(GUEST_RUN) -- sh -c '$(or $(CMD),uname -r; cat /proc/cmdline; ls /sys/kernel/btf | wc -l)'

@@ -3,7 +3,7 @@
 # this; `make test-guest`). Only what touches the running kernel runs here:
 # TCG is 10-30x slower than the host.
 #
-#   sh tools/guest/tests.sh RUST_LIST C_DIR
+#   sh tools/guest/tests.sh RUST_LIST C_DIR [SCRIPT...]
 #
 # RUST_LIST: the Rust test executables (one path per line, from `cargo test
 # --no-run`). Of each, the tests whose names start with `live_` run; the
@@ -11,12 +11,15 @@
 # running kernel: root, its /proc/kallsyms, its boot id, bpf()).
 # C_DIR: the plain builds of the C tests (c-tests/run.sh's test_* binaries);
 # each runs once, with the bundled data.
+# SCRIPT: more guest parts (e.g. bcc/tests/guest.sh), each run with sh from
+# the project directory after the rest.
 #
 # KSYM_REQUIRE=all here: a kernel skip is a failure.
 set -u
 
 rust_list=$1
 c_dir=$2
+shift 2
 WHOLE="snapshot btf_snapshot struct_ops"
 # Real modules of the image, loaded before the tests: one without
 # dependencies, one with BTF and many functions, one with dependencies.
@@ -76,6 +79,13 @@ for t in "$c_dir"/test_*; do
     esac
     rc=$?
     report "$rc" "c $(basename "$t")" "$(tail -n 1 "$log"), $(($(date +%s) - start)) s"
+done
+
+for script in "$@"; do
+    start=$(date +%s)
+    sh "$script" > "$log" 2>&1
+    rc=$?
+    report "$rc" "$script" "$(tail -n 1 "$log"), $(($(date +%s) - start)) s"
 done
 
 if [ "$fail" = 0 ]; then
