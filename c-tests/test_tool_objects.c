@@ -10,7 +10,8 @@
  * verifier accepts, and the programs count what they see: the test's own
  * syscalls, one exec of its child), tracefs (which tracepoints exist),
  * /proc/kallsyms, read naively here, the vDSO's LINUX_VERSION_CODE note
- * (the kernel's own version code), and the 6.1 kernel's BTF of tests/data for a kernel without the newer targets (checked by hand:
+ * (the kernel's own version code), and the 6.1 kernel's BTF of
+ * tests/data for a kernel without the newer targets (checked by hand:
  * bpftool btf dump of it has no btf_trace_sched_prepare_exec, no
  * bpf_task_from_pid).
  */
