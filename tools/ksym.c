@@ -41,11 +41,12 @@ struct options {
     const char *snapshot_dir;
     int load;
     int tracepoints;
+    int phases;
     int no_snapshot;
 };
 
 int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
-              long top);
+              long top, int phases);
 
 static int fail(const char *what)
 {
@@ -609,7 +610,7 @@ static int run_trace(const struct options *o, int argc, char **argv)
     double duration = o->duration ? strtod(o->duration, NULL) : 0.0;
     long top = o->top ? strtol(o->top, NULL, 10) : 20;
     struct ksym_btf *btf = open_btf(o);
-    int rc = cmd_trace(btf, argv[0], o->tracepoints, interval, duration, top);
+    int rc = cmd_trace(btf, argv[0], o->tracepoints, interval, duration, top, o->phases);
     ksym_btf_free(btf);
     return rc;
 }
@@ -717,6 +718,8 @@ static const struct option_def options[] = {
     { "--duration", "S", OPT_SECONDS0, "trace", "stop after S seconds (default 0: at Ctrl-C)",
       offsetof(struct options, duration) },
     { "--top", "N", OPT_COUNT, "trace", "targets per report (default 20)", offsetof(struct options, top) },
+    { "--phases", NULL, OPT_SWITCH, "trace", "print each phase's seconds to stderr (expand, prepare, load, attach)",
+      offsetof(struct options, phases) },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))

@@ -50,13 +50,24 @@ static void sleep_ms(long ms)
         ;
 }
 
-int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
-              long top);
-
-/* `btf`: the kernel's BTF, opened (and freed) by the caller; NULL when that failed. */
-int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
-              long top)
+static double now_s(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
+              long top, int phases);
+
+/* `btf`: the kernel's BTF, opened (and freed) by the caller; NULL when that failed.
+ * `phases`: print the seconds each phase took to stderr (expand, prepare:
+ * relocation, maps and BTF; load: every BPF_PROG_LOAD, the verifier's time;
+ * attach). */
+int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
+              long top, int phases)
+{
+    double t_start = now_s(), t_expand = 0, t_prepare = 0, t_load = 0, t_attach = 0;
     const char *body = tracepoints ? "count_tp_btf" : "count_fentry";
     const char *kind = tracepoints ? "tp_btf" : "fentry";
     struct ksym_bpf_object *obj = ksym_bpf_object_open_mem(count_bpf_o, sizeof(count_bpf_o));
@@ -75,6 +86,7 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
         goto out;
     }
     int n = ksym_bpf_program_expand(obj, prog, pattern, btf);
+    t_expand = now_s() - t_start;
     if (n < 0) {
         fprintf(stderr, "ksym: %s\n", ksym_last_error_message());
         goto out;
@@ -90,7 +102,9 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
     for (size_t i = 0; i < base; i++)
         ksym_bpf_program_set_autoload(obj, i, false);
     char why[4096];
+    double t0 = now_s();
     int err = kl_prepare(obj, NULL, btf, &l, why, sizeof(why));
+    t_prepare = now_s() - t0;
     if (err) {
         fprintf(stderr, "ksym: %s\n", why);
         goto out;
@@ -113,7 +127,9 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
         if (!ksym_bpf_program_autoload(obj, i))
             continue;
         ksym_bpf_program_attach_info(obj, i, &at);
+        t0 = now_s();
         int fd = kl_load_prog(obj, &l, i, NULL);
+        t_load += now_s() - t0;
         if (fd < 0 && attached == 0 && !tracepoints && (fd == -EPERM || fd == -EOPNOTSUPP || fd == -524)) {
             fprintf(stderr,
                     "ksym: this kernel refuses fentry programs (%s); trace its BTF tracepoints instead, "
@@ -121,7 +137,10 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
                     strerror(-fd));
             goto out;
         }
-        if (fd < 0 || kl_attach(obj, &l, i) < 0) {
+        t0 = now_s();
+        int link = fd < 0 ? -1 : kl_attach(obj, &l, i);
+        t_attach += now_s() - t0;
+        if (fd < 0 || link < 0) {
             fprintf(stderr, "ksym: %s`%s: %s\n", at.module ? at.module : "?", at.target ? at.target : "?",
                     strerror(fd < 0 ? -fd : -l.link_fds[i]));
             continue;
@@ -130,6 +149,11 @@ int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double
     }
     printf("%zu of %d %s programs attached for `%s`, one copy of %zu instructions%s\n", attached, n, kind,
            pattern, insn_cnt, duration > 0 ? "" : "; Ctrl-C to stop");
+    if (phases)
+        fprintf(stderr,
+                "phases: expand %.3f s, prepare %.3f s, load %.3f s, attach %.3f s; %.3f s from start to attached\n",
+                t_expand, t_prepare, t_load, t_attach, now_s() - t_start);
+    fflush(stdout);
     if (attached == 0)
         goto out;
     signal(SIGINT, on_signal);
