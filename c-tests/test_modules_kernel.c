@@ -58,13 +58,34 @@ static int read_int(const char *path)
     return v;
 }
 
-/* perf_event_open of a kprobe on `func` (by name) or `addr` (name NULL). */
-static int kprobe_event(int pmu, const char *func, uint64_t addr)
+/* The kprobe PMU's retprobe bit: "config:N" in its format directory. */
+static int retprobe_bit(void)
+{
+    FILE *f = fopen("/sys/bus/event_source/devices/kprobe/format/retprobe", "r");
+    int bit = -1;
+    if (f) {
+        if (fscanf(f, "config:%d", &bit) != 1)
+            bit = -1;
+        fclose(f);
+    }
+    return bit;
+}
+
+/* perf_event_open of a kprobe on `func` (by name) or `addr` (name NULL);
+ * a return probe when `ret`. */
+static int kprobe_event(int pmu, const char *func, uint64_t addr, int ret)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
     a.size = sizeof(a);
     a.type = (uint32_t)pmu;
+    if (ret) {
+        int bit = retprobe_bit();
+        CHECK(bit >= 0 && bit < 64);
+        if (bit < 0 || bit >= 64)
+            return -ENOENT;
+        a.config |= 1ull << bit;
+    }
     a.config1 = func ? (uint64_t)(uintptr_t)func : 0; /* kprobe_func */
     a.config2 = func ? 0 : addr;                      /* probe_offset / kprobe_addr */
     long fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
@@ -75,7 +96,7 @@ static uint64_t counter(struct ksym_bpf_object *o, struct kl_loaded *l, int whic
 {
     size_t bss;
     uint32_t zero = 0;
-    uint64_t c[2] = { 0, 0 };
+    uint64_t c[3] = { 0, 0, 0 };
     CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
     CHECK(kl_map_lookup(l->map_fds[bss], &zero, c) == 0);
     return c[which];
@@ -102,9 +123,10 @@ static void test_kprobes(struct ksym_btf *btf, const char *objdir, int pmu)
     CHECK(o != NULL);
     if (!o)
         return;
-    const char *names[2] = { "on_nanosleep", "on_dummy_stats" };
-    const char *targets[2] = { "do_nanosleep", "dummy_get_stats64" };
-    const char *modules[2] = { "vmlinux", "dummy" };
+    const char *names[3] = { "on_nanosleep", "on_dummy_stats", "on_dummy_stats_return" };
+    const char *targets[3] = { "do_nanosleep", "dummy_get_stats64", "dummy_get_stats64" };
+    const char *modules[3] = { "vmlinux", "dummy", "dummy" };
+    const int ret[3] = { 0, 0, 1 };
     struct kl_loaded l;
     char why[4096];
     int err = kl_prepare(o, NULL, btf, &l, why, sizeof(why));
@@ -114,8 +136,8 @@ static void test_kprobes(struct ksym_btf *btf, const char *objdir, int pmu)
         ksym_bpf_object_free(o);
         return;
     }
-    int ev[2] = { -1, -1 };
-    for (int k = 0; k < 2; k++) {
+    int ev[3] = { -1, -1, -1 };
+    for (int k = 0; k < 3; k++) {
         size_t i = (size_t)-1;
         CHECK(ksym_bpf_object_find_program(o, names[k], &i) == 0);
         struct ksym_bpf_attach at = { .sz = sizeof(at) };
@@ -129,6 +151,8 @@ static void test_kprobes(struct ksym_btf *btf, const char *objdir, int pmu)
         CHECK(at.module && !strcmp(at.module, modules[k]));
         CHECK(want != 0 && at.addr == want);
         CHECK(!(at.flags & KSYM_ATTACH_TARGET_AT_LOAD));
+        /* A return probe says so: the section's kret prefix, as libbpf. */
+        CHECK(!!(at.flags & KSYM_ATTACH_RETPROBE) == ret[k]);
         if (at.prog_type != PROG_KPROBE || !at.target)
             continue;
         int fd = kl_load_prog(o, &l, i, stdout);
@@ -136,7 +160,7 @@ static void test_kprobes(struct ksym_btf *btf, const char *objdir, int pmu)
         if (fd < 0)
             continue;
         /* The core target by name, the module's by the reported address. */
-        ev[k] = kprobe_event(pmu, k ? NULL : at.target, at.addr);
+        ev[k] = kprobe_event(pmu, k ? NULL : at.target, at.addr, !!(at.flags & KSYM_ATTACH_RETPROBE));
         if (ev[k] < 0)
             fprintf(stderr, "perf_event_open kprobe %s: %s\n", at.target, strerror(-ev[k]));
         CHECK(ev[k] >= 0);
@@ -145,18 +169,20 @@ static void test_kprobes(struct ksym_btf *btf, const char *objdir, int pmu)
         CHECK(ioctl(ev[k], PERF_EVENT_IOC_SET_BPF, fd) == 0);
         CHECK(ioctl(ev[k], PERF_EVENT_IOC_ENABLE, 0) == 0);
     }
-    uint64_t core0 = counter(o, &l, 0), mod0 = counter(o, &l, 1);
+    uint64_t core0 = counter(o, &l, 0), mod0 = counter(o, &l, 1), ret0 = counter(o, &l, 2);
     struct timespec ts = { 0, 1000 };
     for (int k = 0; k < 5; k++)
         nanosleep(&ts, NULL);
     read_stats(7);
-    uint64_t core1 = counter(o, &l, 0), mod1 = counter(o, &l, 1);
-    printf("  do_nanosleep ran %llu times, dummy_get_stats64 %llu\n", (unsigned long long)(core1 - core0),
-           (unsigned long long)(mod1 - mod0));
+    uint64_t core1 = counter(o, &l, 0), mod1 = counter(o, &l, 1), ret1 = counter(o, &l, 2);
+    printf("  do_nanosleep ran %llu times, dummy_get_stats64 %llu, returned %llu\n",
+           (unsigned long long)(core1 - core0), (unsigned long long)(mod1 - mod0), (unsigned long long)(ret1 - ret0));
     /* Other processes may sleep too: at least ours. */
     CHECK(core1 - core0 >= 5);
     CHECK(mod1 - mod0 >= 7);
-    for (int k = 0; k < 2; k++)
+    /* The return probe ran once per call that returned. */
+    CHECK(ret1 - ret0 >= 7);
+    for (int k = 0; k < 3; k++)
         if (ev[k] >= 0)
             close(ev[k]);
     /* Detached: no more runs. */

@@ -1659,6 +1659,13 @@ struct ksym_bpf_attach {
 #define KSYM_ATTACH_TARGET_AT_LOAD 8
 
 /**
+ * ksym_bpf_attach.flags: a return probe (kretprobe, uretprobe and their
+ * `.multi` forms): attach it as one (the kprobe or uprobe PMU's
+ * `retprobe` config bit, `BPF_F_KPROBE_MULTI_RETURN`, or tracefs' `r:`).
+ */
+#define KSYM_ATTACH_RETPROBE 16
+
+/**
  * Where program `prog` attaches (it attaches nothing itself; set out->sz
  * first). The section-only fields (prog_type, expected_attach_type,
  * flags, the target the section names) work before

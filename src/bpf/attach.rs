@@ -221,7 +221,7 @@ impl Object {
             target: named.map(|n| n.name.as_c_str()),
             module: named.and_then(|n| n.module.as_deref()),
             addr: 0,
-            flags: def.load_flags() | optional | at_load,
+            flags: def.load_flags() | def.attach_flags() | optional | at_load,
             error,
             error_text,
             autoload: p.autoload,

@@ -121,6 +121,10 @@ pub const OPTIONAL: u32 = 4;
 /// fentry, fexit, fmod_ret, lsm, iter, tp_btf, freplace, struct_ops);
 /// without it, the target matters only when attaching (kprobe, raw_tp).
 pub const TARGET_AT_LOAD: u32 = 8;
+/// A return probe (`kretprobe`, `uretprobe` and their multi forms): the
+/// loader attaches it as one (the kprobe PMU's `retprobe` bit, or
+/// `BPF_F_KPROBE_MULTI_RETURN`).
+pub const RETPROBE: u32 = 16;
 /// The target is a BTF id (`attach_btf_id` at load); internal.
 const ATTACH_BTF: u32 = 1 << 8;
 
@@ -140,6 +144,11 @@ impl SectionDef {
     /// The flags a loader passes on ([`SLEEPABLE`], [`XDP_FRAGS`]).
     pub fn load_flags(&self) -> u32 {
         self.flags & (SLEEPABLE | XDP_FRAGS)
+    }
+
+    /// The flags a loader attaches by ([`RETPROBE`]).
+    pub fn attach_flags(&self) -> u32 {
+        self.flags & RETPROBE
     }
 
     /// The target is a BTF type (fentry, tp_btf, lsm, iter...).
@@ -183,14 +192,26 @@ pub static SECTION_DEFS: &[SectionDef] = &[
     def!("kprobe+", KPROBE, 0, 0, Some(K::Kprobe)),
     def!("uprobe+", KPROBE, 0, 0, None),
     def!("uprobe.s+", KPROBE, 0, SLEEPABLE, None),
-    def!("kretprobe+", KPROBE, 0, 0, Some(K::Kprobe)),
-    def!("uretprobe+", KPROBE, 0, 0, None),
-    def!("uretprobe.s+", KPROBE, 0, SLEEPABLE, None),
+    def!("kretprobe+", KPROBE, 0, RETPROBE, Some(K::Kprobe)),
+    def!("uretprobe+", KPROBE, 0, RETPROBE, None),
+    def!("uretprobe.s+", KPROBE, 0, SLEEPABLE | RETPROBE, None),
     def!("kprobe.multi+", KPROBE, at::TRACE_KPROBE_MULTI, 0, None),
-    def!("kretprobe.multi+", KPROBE, at::TRACE_KPROBE_MULTI, 0, None),
+    def!(
+        "kretprobe.multi+",
+        KPROBE,
+        at::TRACE_KPROBE_MULTI,
+        RETPROBE,
+        None
+    ),
     def!("kprobe.session+", KPROBE, at::TRACE_KPROBE_SESSION, 0, None),
     def!("uprobe.multi+", KPROBE, at::TRACE_UPROBE_MULTI, 0, None),
-    def!("uretprobe.multi+", KPROBE, at::TRACE_UPROBE_MULTI, 0, None),
+    def!(
+        "uretprobe.multi+",
+        KPROBE,
+        at::TRACE_UPROBE_MULTI,
+        RETPROBE,
+        None
+    ),
     def!("uprobe.session+", KPROBE, at::TRACE_UPROBE_SESSION, 0, None),
     def!(
         "uprobe.multi.s+",
@@ -203,7 +224,7 @@ pub static SECTION_DEFS: &[SectionDef] = &[
         "uretprobe.multi.s+",
         KPROBE,
         at::TRACE_UPROBE_MULTI,
-        SLEEPABLE,
+        SLEEPABLE | RETPROBE,
         None
     ),
     def!(
@@ -214,7 +235,7 @@ pub static SECTION_DEFS: &[SectionDef] = &[
         None
     ),
     def!("ksyscall+", KPROBE, 0, 0, None),
-    def!("kretsyscall+", KPROBE, 0, 0, None),
+    def!("kretsyscall+", KPROBE, 0, RETPROBE, None),
     def!("usdt+", KPROBE, 0, 0, None),
     def!("usdt.s+", KPROBE, 0, SLEEPABLE, None),
     def!("tc/ingress", SCHED_CLS, at::TCX_INGRESS, 0, None),
@@ -597,6 +618,24 @@ mod tests {
     fn of(s: &str) -> (u32, u32, u32, Option<&[u8]>) {
         let (d, e) = lookup(s.as_bytes()).unwrap_or_else(|| panic!("{s}"));
         (d.prog_type, d.expected_attach_type, d.load_flags(), e)
+    }
+
+    /// libbpf attaches as a return probe exactly the sections whose name
+    /// says so (`kretprobe`, `uretprobe`, `kretsyscall`, their `.multi`
+    /// and `.s` forms: attach_kprobe's `str_has_pfx(sec, "kretprobe/")` and
+    /// the like); no other section.
+    #[test]
+    fn retprobes_by_name() {
+        for d in SECTION_DEFS {
+            let ret = ["kretprobe", "uretprobe", "kretsyscall"]
+                .iter()
+                .any(|p| d.sec.starts_with(p));
+            assert_eq!(d.attach_flags() == RETPROBE, ret, "{}", d.sec);
+        }
+        let (d, _) = lookup(b"kretprobe/dummy:dummy_get_stats64").unwrap();
+        assert_eq!(d.attach_flags(), RETPROBE);
+        let (d, _) = lookup(b"kprobe/do_nanosleep").unwrap();
+        assert_eq!(d.attach_flags(), 0);
     }
 
     #[test]

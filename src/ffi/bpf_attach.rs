@@ -26,11 +26,16 @@ pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
 /// attaching (kprobe, raw_tp), and the program loads whatever its error
 /// says.
 pub const KSYM_ATTACH_TARGET_AT_LOAD: c_uint = 8;
+/// ksym_bpf_attach.flags: a return probe (kretprobe, uretprobe and their
+/// `.multi` forms): attach it as one (the kprobe or uprobe PMU's
+/// `retprobe` config bit, `BPF_F_KPROBE_MULTI_RETURN`, or tracefs' `r:`).
+pub const KSYM_ATTACH_RETPROBE: c_uint = 16;
 const _: () = assert!(
     KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
         && KSYM_ATTACH_XDP_FRAGS == crate::bpf::section::XDP_FRAGS
         && KSYM_ATTACH_OPTIONAL == crate::bpf::section::OPTIONAL
         && KSYM_ATTACH_TARGET_AT_LOAD == crate::bpf::section::TARGET_AT_LOAD
+        && KSYM_ATTACH_RETPROBE == crate::bpf::section::RETPROBE
 );
 
 /// Where a program or alias attaches (output struct: set `sz`).
