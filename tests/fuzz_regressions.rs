@@ -1,6 +1,7 @@
 //! Every input the fuzz targets once failed on (fuzz/regressions/), run
 //! through the same calls by the ordinary test suite: no panic, whatever
-//! the answer. (make test also replays them through the fuzz binaries;
+//! the answer, and for BTF the property the target checks. (make test
+//! also replays them through the fuzz binaries;
 //! the snapshot target's only there: its inputs are damage to snapshots
 //! the target writes at start, as root.)
 
@@ -51,5 +52,29 @@ fn bpf_object_regressions() {
             let _ = o.relocate();
         });
         assert!(r.is_ok(), "{name} panics");
+    }
+}
+
+/// BTF the reader once accepted with a name running past the string
+/// section's end (no final NUL): refused now, as libbpf and the kernel
+/// refuse it; and whatever parses has every name NUL-terminated.
+#[test]
+fn btf_regressions() {
+    let found = inputs("btf");
+    assert!(!found.is_empty());
+    for (name, data) in found {
+        match ksym::formats::btf::Btf::parse(data) {
+            Ok(b) => {
+                for id in b.own_ids() {
+                    let off = b.ty(id).unwrap().name_off;
+                    assert!(off == 0 || b.cstr(off).is_some(), "{name}: type {id}");
+                }
+            }
+            Err(e) => assert!(
+                e.message().contains("does not end with a NUL"),
+                "{name}: {}",
+                e.message()
+            ),
+        }
     }
 }

@@ -359,6 +359,82 @@ fn untrusted_snapshots_are_ignored_and_replaced() {
     );
 }
 
+/// The answers of `t` to every name of `read` (plain and module`name) and
+/// to every symbol's address and the byte after it, as text.
+fn all_answers(t: &Table, read: &Table) -> Vec<String> {
+    let mut queries = Vec::new();
+    read.for_each_match(b"*", |s| {
+        queries.push((format!("{}`{}", s.module, s.name), s.addr));
+        queries.push((s.name.to_string(), s.addr + 1));
+        ControlFlow::<()>::Continue(())
+    })
+    .unwrap();
+    queries
+        .iter()
+        .map(|(q, addr)| {
+            let sym = match t.symbolize(*addr) {
+                Ok((s, off)) => format!("{s:?}+{off}"),
+                Err(e) => format!("error {}", e.code()),
+            };
+            format!("{q}: {} / {addr:x}: {sym}", shown(t.lookup(q.as_bytes())))
+        })
+        .collect()
+}
+
+/// The text, entries and index slots are outside the checksum checked at
+/// open (10 MB), so a snapshot damaged there is used; but their own
+/// checksum is checked on the first query, which then goes to a fresh read
+/// of the source: every answer, by name and by address, is a read's.
+#[test]
+fn damaged_entries_index_or_text_fall_back_to_a_read() {
+    if !privileged() {
+        return;
+    }
+    let s = Setup::new("linux-6.1-cloud");
+    let read = s.read();
+    let want = all_answers(&read, &read);
+    assert!(want.len() > 100_000, "{}", want.len());
+    let t = s.open();
+    assert!(t.info().snapshot.written);
+    let t = s.open();
+    assert!(t.from_snapshot());
+    // A core kernel name, no pseudo-module: answered from the snapshot.
+    assert_eq!(
+        shown(t.lookup(b"vfs_read")),
+        shown(read.lookup(b"vfs_read"))
+    );
+    assert!(!t.fresh_read(), "an intact snapshot was not used");
+    assert_eq!(all_answers(&t, &read), want);
+    drop(t);
+    let file = s.snapshot_file();
+    let good = std::fs::read(&file).unwrap();
+    let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap()) as usize;
+    // (offset, count, element size) of the entries, the index slots and
+    // the text (the u64 pairs at 112, 128, 144: src/table/snapshot.rs).
+    for (what, field, size) in [
+        ("entries", 112, 24),
+        ("index slots", 128, 8),
+        ("text", 144, 1),
+    ] {
+        let (at, n) = (u64_at(field), u64_at(field + 8));
+        let mut bad = good.clone();
+        // Every 5th element: one byte of it, flipped (for the slots, the
+        // high half: tag and entry).
+        for k in (0..n).step_by(5) {
+            bad[at + size * k + size / 2] ^= 0x15;
+        }
+        std::fs::write(&file, &bad).unwrap();
+        let t = s.open();
+        assert!(t.from_snapshot(), "{what}: the open did not use it");
+        assert_eq!(
+            shown(t.lookup(b"vfs_read")),
+            shown(read.lookup(b"vfs_read"))
+        );
+        assert!(t.fresh_read(), "{what}: the damage went unseen");
+        assert_eq!(all_answers(&t, &read), want, "{what} damaged");
+    }
+}
+
 /// Run as a child process by the tests below (does nothing otherwise):
 /// opens the table of $KSYM_SNAP_KALLSYMS with snapshots in $KSYM_SNAP_DIR
 /// and prints what happened.

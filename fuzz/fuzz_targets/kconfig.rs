@@ -1,12 +1,34 @@
-//! A kernel config, plain or gzip.
+//! A kernel config, plain or gzip. What parses prints back
+//! (`NAME=value` lines) to text that parses to the same settings.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
+fn check(text: &[u8]) {
+    let ok: Vec<(&[u8], &[u8])> = ksym::formats::kconfig::entries(text)
+        .take(10_000)
+        .filter_map(|e| e.ok().map(|e| (e.name, e.value)))
+        .collect();
+    let mut printed = Vec::new();
+    for (n, v) in &ok {
+        printed.extend_from_slice(n);
+        printed.push(b'=');
+        printed.extend_from_slice(v);
+        printed.push(b'\n');
+    }
+    let again: Vec<(&[u8], &[u8])> = ksym::formats::kconfig::entries(&printed)
+        .map(|e| {
+            let e = e.expect("a printed setting parses");
+            (e.name, e.value)
+        })
+        .collect();
+    assert_eq!(again, ok, "settings printed back");
+}
+
 fuzz_target!(|data: &[u8]| {
     if data.starts_with(&[0x1f, 0x8b]) {
-        let _ = ksym::base::read::gunzip(data);
+        if let Ok(text) = ksym::base::read::gunzip(data) {
+            check(&text);
+        }
     }
-    for e in ksym::formats::kconfig::entries(data).take(10_000) {
-        let _ = e;
-    }
+    check(data);
 });

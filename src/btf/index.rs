@@ -2,8 +2,13 @@
 //! [`NameIndex`] (open addressing, a tag per slot) keyed by the name's
 //! hash, each entry a type id (no array between: a lookup reads the slot,
 //! then the name and the type).
+//!
+//! An index read back from a snapshot is checked on its first lookup: the
+//! checksum of its slots (written with them) must match, or the lookups
+//! go to an index rebuilt from the blob (the checked slow path), so a
+//! damaged slot loses no answer.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::base::hash::{hash, hash_cstr, NameIndex};
 use crate::error::Result;
@@ -16,6 +21,19 @@ pub struct Indexed {
     /// (hash of the essential name, id) of every name with a `___flavor`
     /// suffix, sorted (few: found while hashing the names).
     flavored: Vec<(u64, u32)>,
+    /// A snapshot's index: the checksum its slots must have, and (after the
+    /// first lookup) the index rebuilt from the blob when they do not.
+    loaded: Option<Loaded>,
+}
+
+struct Loaded {
+    slots_sum: u64,
+    rebuilt: OnceLock<Option<Box<Indexed>>>,
+}
+
+/// The checksum of an index's slots (a snapshot stores it).
+pub fn slots_sum(index: &NameIndex) -> u64 {
+    crate::base::hash::hash(index.parts().0.as_bytes())
 }
 
 /// The length of a name without its CO-RE flavor: `task_struct___old`
@@ -114,6 +132,7 @@ impl Indexed {
             btf,
             index,
             flavored,
+            loaded: None,
         })
     }
 
@@ -130,13 +149,49 @@ impl Indexed {
         flavored.iter().all(|(_, i)| own.contains(i))
     }
 
-    /// An index from parts that [`Indexed::fits`] accepted.
-    pub fn from_parts(btf: Arc<Btf>, index: NameIndex, flavored: Vec<(u64, u32)>) -> Indexed {
+    /// An index from parts that [`Indexed::fits`] accepted, whose slots'
+    /// checksum ([`slots_sum`]) must be `slots_sum`: checked on the first
+    /// lookup, not here (hashing ~1 MB would cost most of what a snapshot
+    /// saves an open that looks nothing up).
+    pub fn from_parts(
+        btf: Arc<Btf>,
+        index: NameIndex,
+        flavored: Vec<(u64, u32)>,
+        slots_sum: u64,
+    ) -> Indexed {
         Indexed {
             btf,
             index,
             flavored,
+            loaded: Some(Loaded {
+                slots_sum,
+                rebuilt: OnceLock::new(),
+            }),
         }
+    }
+
+    /// The index to answer from: this one, or for a snapshot's whose slots
+    /// do not have their checksum, one rebuilt from the blob (once).
+    fn checked(&self) -> &Indexed {
+        let Some(l) = &self.loaded else {
+            return self;
+        };
+        l.rebuilt
+            .get_or_init(|| {
+                (slots_sum(&self.index) != l.slots_sum)
+                    .then(|| Indexed::new(self.btf.clone()).ok().map(Box::new))
+                    .flatten()
+            })
+            .as_deref()
+            .unwrap_or(self)
+    }
+
+    /// Did a snapshot's index fail its check, so that lookups use one
+    /// rebuilt from the blob? (Known after the first lookup.)
+    pub fn rebuilt(&self) -> bool {
+        self.loaded
+            .as_ref()
+            .is_some_and(|l| l.rebuilt.get().is_some_and(|r| r.is_some()))
     }
 
     /// Calls `f(id, type)` with each own type the index holds under
@@ -144,16 +199,17 @@ impl Indexed {
     /// whose name offset is the slot's (always so but in a damaged
     /// snapshot).
     fn each_candidate(&self, name: &[u8], mut f: impl FnMut(u32, crate::formats::btf::Ty<'_>)) {
-        let own = self.btf.own_ids();
-        self.index.candidates(hash(name), |i, name_off| {
+        let ix = self.checked();
+        let own = ix.btf.own_ids();
+        ix.index.candidates(hash(name), |i, name_off| {
             let Ok(id) = u32::try_from(i) else {
                 return;
             };
             if !own.contains(&id) {
                 return;
             }
-            if let Some(t) = self.btf.ty(id) {
-                if t.name_off == name_off && self.btf.str(name_off) == name {
+            if let Some(t) = ix.btf.ty(id) {
+                if t.name_off == name_off && ix.btf.str(name_off) == name {
                     f(id, t);
                 }
             }
@@ -205,8 +261,13 @@ impl Indexed {
         best
     }
 
-    /// Bytes held (the blob and the index).
+    /// Bytes held (the blob and the index, and an index rebuilt).
     pub fn memory(&self) -> usize {
-        self.btf.bytes().len() + self.flavored.capacity() * 16 + self.index.memory()
+        let rebuilt = self
+            .loaded
+            .as_ref()
+            .and_then(|l| l.rebuilt.get()?.as_ref())
+            .map_or(0, |r| r.index.memory());
+        self.btf.bytes().len() + self.flavored.capacity() * 16 + self.index.memory() + rebuilt
     }
 }

@@ -17,7 +17,7 @@
 //! kernel's only; a `vmlinux_btf_path` gets one only in a `snapshot_dir`
 //! named for it.
 //!
-//! Format (native little-endian, version 2):
+//! Format (native little-endian, version 3):
 //!
 //! ```text
 //! 0    "KSYMBTFS", version u32, header length u32 (= 256)
@@ -26,13 +26,15 @@
 //! 32   u64s: the checked part's start and end; (offset, count) of the
 //!      key (bytes), the flavored names ((hash, id) as two u64s each), the
 //!      type offsets (u32), the index slots (u64, each entry a type id);
-//!      the index's parts, part length and index bits
+//!      the index's parts, part length and index bits; the slots' checksum
 //! 256  the checked part: key, flavored names; then the type offsets and
-//!      slots (~1.3 MB for 6.18, not checksummed: hashing them would cost
-//!      what the check does). The offsets are checked for order and bounds
-//!      at every open (0.5 MB read); the slots are read with bounds checks
-//!      and each entry must be a type with the slot's name, so a damaged
-//!      slot is a name not found, never another type.
+//!      slots (~1.3 MB for 6.18, not in the checksum checked at open). The
+//!      offsets are checked for order and bounds at every open (0.5 MB
+//!      read); the slots are read with bounds checks and each entry must be
+//!      a type with the slot's name (never another type), and their own
+//!      checksum is checked on the first lookup: when it fails, lookups go
+//!      to an index rebuilt from the blob, so a damaged slot loses no
+//!      answer ([`Indexed`]).
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -46,10 +48,10 @@ use crate::base::private::{self, identity, push_str, Dir, Opened};
 use crate::formats::btf::Btf;
 
 const MAGIC: &[u8; 8] = b"KSYMBTFS";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = 256;
 /// The header's u64 fields after byte 32.
-const FIELDS: usize = 13;
+const FIELDS: usize = 14;
 
 /// Where vmlinux's BTF snapshot lives and what it must match.
 pub struct Plan {
@@ -131,7 +133,7 @@ impl Plan {
         };
         match Btf::with_offsets(data, offsets) {
             Ok(btf) => Ok((
-                Indexed::from_parts(Arc::new(btf), index, parts.flavored),
+                Indexed::from_parts(Arc::new(btf), index, parts.flavored, parts.slots_sum),
                 len,
             )),
             Err((e, data)) => Err((
@@ -192,6 +194,7 @@ impl Plan {
             parts as u64,
             part_len as u64,
             idx_bits as u64,
+            super::index::slots_sum(index),
         ];
         let mut h = vec![0u8; HEADER];
         h[0..8].copy_from_slice(MAGIC);
@@ -234,6 +237,7 @@ struct Parts {
     /// The name index's parts, part length and index bits.
     index: (usize, usize, u32),
     flavored: Vec<(u64, u32)>,
+    slots_sum: u64,
 }
 
 impl Parts {
@@ -274,6 +278,7 @@ impl Parts {
             slots: (f(8)?, f(9)?),
             index: (f(10)?, f(11)?, u32::try_from(f(12)?).ok()?),
             flavored,
+            slots_sum: word(b, 32 + 8 * 13)?,
         })
     }
 }

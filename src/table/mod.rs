@@ -183,21 +183,41 @@ pub struct Table {
     fresh: Option<Box<Fresh>>,
 }
 
-/// The table read from the source when first needed.
+/// For a table from a snapshot: the table read from the source when first
+/// needed, and the check of the snapshot's unchecksummed sections.
 pub(crate) struct Fresh {
     opts: Options,
     table: OnceLock<Result<Table>>,
+    /// The checksum the text, entries and index slots must have
+    /// ([`snapshot::bulk_sum`]), and whether they have it (known after the
+    /// first query; when not, every query goes to the fresh read).
+    bulk_sum: u64,
+    intact: OnceLock<bool>,
 }
 
 impl Fresh {
-    pub(crate) fn new(opts: &Options) -> Fresh {
+    pub(crate) fn new(opts: &Options, bulk_sum: u64) -> Fresh {
         Fresh {
             opts: Options {
                 no_snapshot: true,
                 ..opts.clone()
             },
             table: OnceLock::new(),
+            bulk_sum,
+            intact: OnceLock::new(),
         }
+    }
+
+    /// Do `t`'s text, entries and index slots (mapped from the snapshot)
+    /// have the checksum written with them? Hashed once, on first use.
+    fn intact(&self, t: &Table) -> bool {
+        *self.intact.get_or_init(|| {
+            snapshot::bulk_sum(
+                &t.buf[t.base..],
+                t.entries.as_bytes(),
+                t.index.parts().0.as_bytes(),
+            ) == self.bulk_sum
+        })
     }
 }
 
@@ -535,11 +555,12 @@ impl Table {
     }
 
     /// The table to answer from: this one, or, for a table from a snapshot
-    /// and a query that may touch pseudo-module symbols, the table read
-    /// from the source (once, when first needed).
+    /// and a query that may touch pseudo-module symbols, or whose text,
+    /// entries or index do not check, the table read from the source
+    /// (once, when first needed).
     fn route(&self, may_touch_pseudo: bool) -> Result<&Table> {
         match &self.fresh {
-            Some(f) if may_touch_pseudo => f
+            Some(f) if may_touch_pseudo || !f.intact(self) => f
                 .table
                 .get_or_init(|| Table::open(&f.opts))
                 .as_ref()

@@ -19,7 +19,7 @@
 //! file owned by it, mode 0600, opened with `O_NOFOLLOW`, written to a
 //! temporary file and renamed into place.
 //!
-//! Format (native little-endian, version 1):
+//! Format (native little-endian, version 2):
 //!
 //! ```text
 //! 0    "KSYMSNAP", version u32, header length u32 (= 256)
@@ -27,12 +27,16 @@
 //!      the checked part)
 //! 32   the checked part's start and end, then (offset, length) u64 pairs
 //!      of: key, meta, sample (u64s), top (u64s), entries (24-byte entries),
-//!      index slots (u64s), text; then the text's base u64
+//!      index slots (u64s), text; then the text's base u64 and the checksum
+//!      of the text, entries and slots ([`bulk_sum`])
 //! ...  the text, at its base (or 2 MiB after it: a hole), written while
 //!      the source is still being read
 //! ...  the checked part: key, meta (Info, module set, index parameters),
-//!      sample, top; then entries and index slots, not checksummed (10 MB
-//!      would cost what the whole open may), bounds-checked where used
+//!      sample, top; then entries and index slots, bounds-checked where
+//!      used, and outside the checksum checked at open (10 MB would cost
+//!      what the whole open may): their own checksum, with the text's, is
+//!      checked on the first query, and when it fails every query goes to
+//!      a fresh read of the source (docs/snapshots.md, "Trust")
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -51,7 +55,7 @@ use crate::rules::modules::ModuleSet;
 
 pub use crate::base::private::DEFAULT_DIR;
 const MAGIC: &[u8; 8] = b"KSYMSNAP";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 256;
 
 /// Where a table's snapshot lives and what it must match.
@@ -341,7 +345,12 @@ fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
         slots_at,
         slots.len() as u64,
     ]);
-    fields.extend([text_at, text.len() as u64, t.base as u64]);
+    fields.extend([
+        text_at,
+        text.len() as u64,
+        t.base as u64,
+        bulk_sum(text, entries, slots_b),
+    ]);
     for (i, v) in fields.iter().enumerate() {
         h[32 + 8 * i..40 + 8 * i].copy_from_slice(&le(*v));
     }
@@ -359,6 +368,12 @@ fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
     f.write_all_at(&h, 0)?;
     f.set_len(total)?;
     Ok(total as usize)
+}
+
+/// The checksum of the sections not checked at open: the text, the
+/// entries and the index slots (checked on a table's first query).
+pub(super) fn bulk_sum(text: &[u8], entries: &[u8], slots: &[u8]) -> u64 {
+    hash(text) ^ hash(entries).rotate_left(23) ^ hash(slots).rotate_left(41)
 }
 
 /// The checksum: the header (but its checksum field) and the checked part.
@@ -400,6 +415,7 @@ fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table>
     let (slots_at, n_slots) = (f(12)?, f(13)?);
     let (text_at, text_len) = (f(14)?, f(15)?);
     let base = f(16)?;
+    let bulk = word(b, 32 + 8 * 17)?;
     let sample: Store<u64> = Store::mapped(map, sample_at, sample_len)?;
     let top: Store<u64> = Store::mapped(map, top_at, top_len)?;
     let entries: Store<Entry> = Store::mapped(map, entries_at, n_entries)?;
@@ -466,6 +482,6 @@ fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table>
             diagnostics,
             snapshot: SnapshotInfo::default(),
         },
-        fresh: Some(Box::new(super::Fresh::new(opts))),
+        fresh: Some(Box::new(super::Fresh::new(opts, bulk))),
     })
 }

@@ -264,6 +264,16 @@ impl Layout {
             }
             Some(b) => (b.end_id(), b.str_end()),
         };
+        // Every name must end within the section: libbpf and the kernel
+        // (btf_parse_str_sec) refuse a string section whose last byte is
+        // not NUL.
+        if data
+            .get(strings.clone())
+            .and_then(|s| s.last())
+            .is_some_and(|&b| b != 0)
+        {
+            return Err(bad("the string section does not end with a NUL"));
+        }
         let str_total = first_str as u64 + strings.len() as u64;
         if str_total > u32::MAX as u64 {
             return Err(bad("string section larger than 4 GiB"));

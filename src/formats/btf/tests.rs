@@ -205,3 +205,19 @@ fn kind_names_follow_the_kind_numbers() {
     assert_eq!(kind_str(KIND_MAX + 1), None);
     assert_eq!(kind_name(KIND_MAX + 1), "?");
 }
+
+/// A name that runs to the end of a string section not ended by a NUL:
+/// libbpf and the kernel (btf_parse_str_sec) refuse the blob (found by
+/// fuzz/fuzz_targets/btf.rs: the name `license` followed by 0xe7).
+#[test]
+fn string_section_must_end_with_nul() {
+    let int = |name: u32| [name, 1 << 24, 4, 32].map(u32::to_le_bytes).concat();
+    let good = blob(0, &int(1), b"\0license\0");
+    assert_eq!(Btf::parse(good).unwrap().name(1), b"license");
+    let e = Btf::parse(blob(0, &int(1), b"\0license\xe7")).unwrap_err();
+    assert!(
+        e.message().contains("does not end with a NUL"),
+        "{}",
+        e.message()
+    );
+}
