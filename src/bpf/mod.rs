@@ -44,8 +44,10 @@ use crate::resolve::cache::Cache;
 use crate::resolve::{not_found_error, resolve_parsed, Source};
 use crate::rules::query::Query;
 pub use attach::AttachInfo;
-pub use externs::{kernel_version_of, Extern, ExternKind, Kcfg, KcfgType};
+pub use externs::{kernel_version_of, running_kernel_version, Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;
+#[doc(hidden)]
+pub use relocate::running_kernel_facts;
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -349,3 +349,16 @@ impl Object {
         Ok(())
     }
 }
+
+/// The `LINUX_*` values `.kconfig` externs get on the running kernel, as
+/// `(LINUX_KERNEL_VERSION, LINUX_HAS_BPF_COOKIE, LINUX_HAS_SYSCALL_WRAPPER)`:
+/// for tests that check each against its own oracle.
+#[doc(hidden)]
+pub fn running_kernel_facts(kernel: &KernelBtf) -> (u64, bool, bool) {
+    let f = RunningKernel { kernel };
+    (
+        f.kernel_version(),
+        f.has_bpf_cookie(),
+        f.has_syscall_wrapper(),
+    )
+}
