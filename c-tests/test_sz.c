@@ -19,14 +19,16 @@
 #define BIG 512
 
 /* Calls `call` (which writes to `buf`, `sz` set to `sz_in`) and checks the
- * output rule: a canary survives past what may be written. */
+ * output rule: a canary survives past what may be written, and every byte
+ * before it was written: the call is made twice, over two different
+ * canaries, and the first `sz` bytes must come out the same. */
 #define CHECK_OUT(name, size, call)                                                                      \
     do {                                                                                                 \
-        unsigned char buf[BIG];                                                                          \
+        unsigned char buf[BIG], first_[BIG];                                                             \
         size_t cases[] = { 0, sizeof(size_t) - 1, sizeof(size_t), sizeof(size_t) + 8, (size), BIG };      \
-        for (size_t c_ = 0; c_ < sizeof(cases) / sizeof(cases[0]); c_++) {                               \
-            size_t want = cases[c_];                                                                     \
-            memset(buf, 0xa5, sizeof(buf));                                                              \
+        for (size_t c_ = 0; c_ < 2 * sizeof(cases) / sizeof(cases[0]); c_++) {                           \
+            size_t want = cases[c_ / 2];                                                                 \
+            memset(buf, c_ % 2 ? 0x5a : 0xa5, sizeof(buf));                                              \
             memcpy(buf, &want, sizeof(size_t) <= want ? sizeof(size_t) : want);                          \
             if (want < sizeof(size_t))                                                                   \
                 memset(buf, 0, sizeof(size_t)), memcpy(buf, &want, sizeof(size_t));                      \
@@ -42,10 +44,21 @@
             CHECK(got == want);                                                                           \
             int clean = 1;                                                                               \
             for (size_t b_ = lim; b_ < sizeof(buf); b_++)                                                \
-                clean &= buf[b_] == 0xa5;                                                                \
+                clean &= buf[b_] == (c_ % 2 ? 0x5a : 0xa5);                                              \
             if (!clean)                                                                                  \
                 fprintf(stderr, "%s: wrote past sz %zu\n", name, want);                                  \
             CHECK(clean);                                                                                \
+            if (c_ % 2 == 0) {                                                                           \
+                memcpy(first_, buf, sizeof(buf));                                                        \
+                continue;                                                                                \
+            }                                                                                            \
+            size_t unwritten = lim;                                                                      \
+            for (size_t b_ = lim; b_-- > sizeof(size_t);)                                                \
+                if (buf[b_] != first_[b_])                                                               \
+                    unwritten = b_;                                                                      \
+            if (unwritten != lim)                                                                        \
+                fprintf(stderr, "%s: byte %zu of sz %zu not written\n", name, unwritten, want);          \
+            CHECK(unwritten == lim);                                                                     \
         }                                                                                                \
     } while (0)
 
