@@ -21,7 +21,10 @@
 
 /* The first published version of each versioned struct, as the C API
  * contract (../shared/c-api.md, 0.1 and 0.2) gave it: what an older
- * caller compiled against it passes as sz. */
+ * caller compiled against it passes as sz. The others (ksym_table_stats,
+ * ksym_module_info, ksym_cache_stats, ksym_bpf_map_slot, ksym_btf_stats)
+ * are still at their first published size (`git log -S` of include/ksym.h:
+ * the `reserved` fields later named padding, nothing grew). */
 struct v1_ksym_table_opts {
     size_t sz;
     const char *kallsyms_path;
