@@ -1,12 +1,28 @@
 #!/bin/sh
 # Which C test calls each function of include/ksym.h (a markdown table for
-# c-tests/README.md with --table); fails when a function has none.
+# c-tests/README.md with --table); fails when a function has none. Only
+# calls count (`name(`, or `name` passed as a callback), in the C and C++
+# test code with its comments removed: not a mention in a comment, nor in
+# a BPF source (c-tests/bpf/*.bpf.c).
 set -eu
 fail=0
 table=${1:-}
+code=$(mktemp -d)
+trap 'rm -rf "$code"' EXIT
+for src in c-tests/*.c c-tests/*/*.c c-tests/*.cpp; do
+    case $src in *.bpf.c) continue ;; esac
+    [ -f "$src" ] || continue
+    t=$(basename "$src" | sed 's/\.c.*$//')
+    # The preprocessor without includes or macro expansion: comments gone,
+    # strings and code as written.
+    ${CC:-cc} -fpreprocessed -dD -E -P -x c "$src" 2> /dev/null | grep -v '^#' > "$code/$t.$$" ||
+        { echo "FAIL: cannot strip the comments of $src" >&2; exit 1; }
+    cat "$code/$t.$$" >> "$code/$t"
+    rm -f "$code/$t.$$"
+done
 [ "$table" = "--table" ] && { echo "| function | C tests |"; echo "|---|---|"; }
 for f in $(grep -oE '\bksym_[a-z0-9_]+\(' include/ksym.h | tr -d '(' | sort -u); do
-    tests=$(grep -lw "$f" c-tests/*.c c-tests/*/*.c c-tests/*.cpp 2>/dev/null | xargs -r -n1 basename | sed 's/\.c.*$//' | sort -u | tr '\n' ' ')
+    tests=$(cd "$code" && grep -lE "\\b$f\\b[[:space:]]*[(,)]" -- * 2> /dev/null | sort -u | tr '\n' ' ' || true)
     if [ -z "$tests" ]; then
         echo "FAIL: $f is called by no C test" >&2
         fail=1

@@ -236,7 +236,7 @@ out:
 static void test_snapshot(void)
 {
     if (geteuid() != 0) {
-        SKIP("BTF snapshots are for root only");
+        KERNEL_SKIP("BTF snapshots are for root only");
         return;
     }
     char dir[] = "/tmp/ksym-btfsnap-XXXXXX";

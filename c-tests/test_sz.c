@@ -12,21 +12,98 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #define BIG 512
 
+/* The first published version of each versioned struct, as the C API
+ * contract (../shared/c-api.md, 0.1 and 0.2) gave it: what an older
+ * caller compiled against it passes as sz. The others (ksym_table_stats,
+ * ksym_module_info, ksym_cache_stats, ksym_bpf_map_slot, ksym_btf_stats)
+ * are still at their first published size (`git log -S` of include/ksym.h:
+ * the `reserved` fields later named padding, nothing grew). */
+struct v1_ksym_table_opts {
+    size_t sz;
+    const char *kallsyms_path;
+    const char *builtin_ranges_path;
+    const char *vmlinux_path;
+    const char *modules_path;
+    unsigned int flags;
+};
+struct v1_ksym_bpf_program_info {
+    size_t sz;
+    const char *name;
+    const char *section;
+    size_t alias_of;
+    size_t insn_off;
+    size_t insn_cnt;
+};
+struct v1_ksym_bpf_map_info {
+    size_t sz;
+    const char *name;
+    const char *section;
+    uint32_t type, key_size, value_size, max_entries, map_flags;
+    const void *initial_value;
+    size_t initial_value_size;
+};
+struct v1_ksym_bpf_extern_info {
+    size_t sz;
+    const char *name;
+    bool weak;
+    bool resolved;
+    uint64_t addr;
+};
+struct v1_ksym_bpf_reloc {
+    size_t sz;
+    size_t insn_idx;
+    int kind;
+    const char *symbol;
+    size_t target;
+    int64_t addend;
+};
+struct v1_ksym_btf_opts {
+    size_t sz;
+    const char *vmlinux_btf_path;
+    const char *module_btf_dir;
+    const char *filter_functions_path;
+    const char *kconfig_path;
+    unsigned int flags;
+};
+struct v1_ksym_btf_type {
+    size_t sz;
+    uint32_t type_id;
+    uint32_t obj_id;
+    int obj_fd;
+    uint32_t kind;
+    const char *name;
+    const char *module;
+};
+struct v1_ksym_bpf_attach {
+    size_t sz;
+    uint32_t prog_type;
+    uint32_t expected_attach_type;
+    uint32_t attach_btf_id;
+    int attach_btf_obj_fd;
+    const char *target;
+    const char *module;
+    uint64_t addr;
+    uint32_t flags;
+};
+
 /* Calls `call` (which writes to `buf`, `sz` set to `sz_in`) and checks the
- * output rule: a canary survives past what may be written. */
-#define CHECK_OUT(name, size, call)                                                                      \
+ * output rule: a canary survives past what may be written, and every byte
+ * before it was written: the call is made twice, over two different
+ * canaries, and the first `sz` bytes must come out the same. */
+#define CHECK_OUT(name, size, v1, call)                                                                      \
     do {                                                                                                 \
-        unsigned char buf[BIG];                                                                          \
-        size_t cases[] = { 0, sizeof(size_t) - 1, sizeof(size_t), sizeof(size_t) + 8, (size), BIG };      \
-        for (size_t c_ = 0; c_ < sizeof(cases) / sizeof(cases[0]); c_++) {                               \
-            size_t want = cases[c_];                                                                     \
-            memset(buf, 0xa5, sizeof(buf));                                                              \
+        unsigned char buf[BIG], first_[BIG], full_[BIG], old_[BIG];                                                             \
+        size_t cases[] = { 0, sizeof(size_t) - 1, sizeof(size_t), sizeof(size_t) + 8, (v1), (size), BIG }; \
+        for (size_t c_ = 0; c_ < 2 * sizeof(cases) / sizeof(cases[0]); c_++) {                           \
+            size_t want = cases[c_ / 2];                                                                 \
+            memset(buf, c_ % 2 ? 0x5a : 0xa5, sizeof(buf));                                              \
             memcpy(buf, &want, sizeof(size_t) <= want ? sizeof(size_t) : want);                          \
             if (want < sizeof(size_t))                                                                   \
                 memset(buf, 0, sizeof(size_t)), memcpy(buf, &want, sizeof(size_t));                      \
@@ -42,24 +119,43 @@
             CHECK(got == want);                                                                           \
             int clean = 1;                                                                               \
             for (size_t b_ = lim; b_ < sizeof(buf); b_++)                                                \
-                clean &= buf[b_] == 0xa5;                                                                \
+                clean &= buf[b_] == (c_ % 2 ? 0x5a : 0xa5);                                              \
             if (!clean)                                                                                  \
                 fprintf(stderr, "%s: wrote past sz %zu\n", name, want);                                  \
             CHECK(clean);                                                                                \
+            if (c_ % 2 == 0) {                                                                           \
+                memcpy(first_, buf, sizeof(buf));                                                        \
+                continue;                                                                                \
+            }                                                                                            \
+            size_t unwritten = lim;                                                                      \
+            for (size_t b_ = lim; b_-- > sizeof(size_t);)                                                \
+                if (buf[b_] != first_[b_])                                                               \
+                    unwritten = b_;                                                                      \
+            if (unwritten != lim)                                                                        \
+                fprintf(stderr, "%s: byte %zu of sz %zu not written\n", name, unwritten, want);          \
+            CHECK(unwritten == lim);                                                                     \
+            if (want == BIG)                                                                             \
+                memcpy(full_, buf, sizeof(buf));                                                         \
+            if (want == (v1))                                                                            \
+                memcpy(old_, buf, sizeof(buf));                                                          \
         }                                                                                                \
+        /* An older caller's struct: each of its fields as a newer one's. */                             \
+        if (memcmp(old_ + sizeof(size_t), full_ + sizeof(size_t), (v1) - sizeof(size_t)) != 0)            \
+            fprintf(stderr, "%s: a first-version struct (sz %zu) differs\n", name, (size_t)(v1));        \
+        CHECK(memcmp(old_ + sizeof(size_t), full_ + sizeof(size_t), (v1) - sizeof(size_t)) == 0);         \
     } while (0)
 
 /* Calls `call` with an options struct of type T set by `init`, sized in
  * every way; `ok` says whether the exact struct succeeds (`call` returns a
  * pointer freed by `freeit`). */
-#define CHECK_IN(T, init, call, freeit)                                                                  \
+#define CHECK_IN(T, init, call, freeit)  /* also sizeof(struct v1_T) */                                                                  \
     do {                                                                                                 \
         struct {                                                                                         \
             struct T o;                                                                                  \
             uint64_t tail[4];                                                                            \
         } in_;                                                                                           \
-        size_t sizes[] = { 0, sizeof(size_t) - 1, sizeof(struct T), sizeof(in_) };                        \
-        for (size_t c_ = 0; c_ < 4; c_++) {                                                              \
+        size_t sizes[] = { 0, sizeof(size_t) - 1, sizeof(struct v1_##T), sizeof(struct T), sizeof(in_) }; \
+        for (size_t c_ = 0; c_ < 5; c_++) {                                                              \
             for (int nonzero = 0; nonzero < 2; nonzero++) {                                              \
                 memset(&in_, 0, sizeof(in_));                                                            \
                 init;                                                                                    \
@@ -118,24 +214,24 @@ int main(void)
 
     /* Outputs. */
     struct ksym_table *t = ksym_table_from_buffer(TEXT, sizeof(TEXT) - 1, NULL);
-    CHECK_OUT("ksym_table_stats", sizeof(struct ksym_table_stats), ksym_table_stats(t, (void *)buf));
-    CHECK_OUT("ksym_table_module", sizeof(struct ksym_module_info), ksym_table_module(t, 1, (void *)buf));
+    CHECK_OUT("ksym_table_stats", sizeof(struct ksym_table_stats), sizeof(struct ksym_table_stats), ksym_table_stats(t, (void *)buf));
+    CHECK_OUT("ksym_table_module", sizeof(struct ksym_module_info), sizeof(struct ksym_module_info), ksym_table_module(t, 1, (void *)buf));
     ksym_table_free(t);
     KSYM_OPTS(ksym_table_opts, co, .kallsyms_path = kpath, .modules_path = mpath);
     struct ksym_cache *c = ksym_cache_new(&co);
-    CHECK_OUT("ksym_cache_stats", sizeof(struct ksym_cache_stats), ksym_cache_stats(c, (void *)buf));
+    CHECK_OUT("ksym_cache_stats", sizeof(struct ksym_cache_stats), sizeof(struct ksym_cache_stats), ksym_cache_stats(c, (void *)buf));
     ksym_cache_free(c);
     struct ksym_bpf_object *o = ksym_bpf_object_open("c-tests/bpf/kconfig.bpf.o");
     CHECK(o != NULL);
     if (o) {
-        CHECK_OUT("ksym_bpf_program_info", sizeof(struct ksym_bpf_program_info),
+        CHECK_OUT("ksym_bpf_program_info", sizeof(struct ksym_bpf_program_info), sizeof(struct v1_ksym_bpf_program_info),
                   ksym_bpf_program_info(o, 0, (void *)buf));
-        CHECK_OUT("ksym_bpf_map_info", sizeof(struct ksym_bpf_map_info), ksym_bpf_map_info(o, 0, (void *)buf));
-        CHECK_OUT("ksym_bpf_extern_info", sizeof(struct ksym_bpf_extern_info),
+        CHECK_OUT("ksym_bpf_map_info", sizeof(struct ksym_bpf_map_info), sizeof(struct v1_ksym_bpf_map_info), ksym_bpf_map_info(o, 0, (void *)buf));
+        CHECK_OUT("ksym_bpf_extern_info", sizeof(struct ksym_bpf_extern_info), sizeof(struct v1_ksym_bpf_extern_info),
                   ksym_bpf_extern_info(o, 0, (void *)buf));
-        CHECK_OUT("ksym_bpf_program_reloc", sizeof(struct ksym_bpf_reloc),
+        CHECK_OUT("ksym_bpf_program_reloc", sizeof(struct ksym_bpf_reloc), sizeof(struct v1_ksym_bpf_reloc),
                   ksym_bpf_program_reloc(o, 0, 0, (void *)buf));
-        CHECK_OUT("ksym_bpf_program_attach_info", sizeof(struct ksym_bpf_attach),
+        CHECK_OUT("ksym_bpf_program_attach_info", sizeof(struct ksym_bpf_attach), sizeof(struct v1_ksym_bpf_attach),
                   ksym_bpf_program_attach_info(o, 0, (void *)buf));
         ksym_bpf_object_free(o);
     }
@@ -143,15 +239,15 @@ int main(void)
     CHECK(o != NULL);
     size_t outer = 0;
     if (o && ksym_bpf_object_find_map(o, "outer_arr", &outer) == 0) {
-        CHECK_OUT("ksym_bpf_map_slot", sizeof(struct ksym_bpf_map_slot), ksym_bpf_map_slot(o, outer, 0, (void *)buf));
+        CHECK_OUT("ksym_bpf_map_slot", sizeof(struct ksym_bpf_map_slot), sizeof(struct ksym_bpf_map_slot), ksym_bpf_map_slot(o, outer, 0, (void *)buf));
     }
     ksym_bpf_object_free(o);
     if (data) {
         KSYM_OPTS(ksym_btf_opts, bo, .vmlinux_btf_path = bpath, .module_btf_dir = "");
         struct ksym_btf *b = ksym_btf_open(&bo);
         CHECK(b != NULL);
-        CHECK_OUT("ksym_btf_find", sizeof(struct ksym_btf_type), ksym_btf_find(b, "task_struct", 0, (void *)buf));
-        CHECK_OUT("ksym_btf_stats", sizeof(struct ksym_btf_stats), ksym_btf_stats(b, (void *)buf));
+        CHECK_OUT("ksym_btf_find", sizeof(struct ksym_btf_type), sizeof(struct v1_ksym_btf_type), ksym_btf_find(b, "task_struct", 0, (void *)buf));
+        CHECK_OUT("ksym_btf_stats", sizeof(struct ksym_btf_stats), sizeof(struct ksym_btf_stats), ksym_btf_stats(b, (void *)buf));
         ksym_btf_free(b);
     }
     remove(kpath);

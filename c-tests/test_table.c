@@ -510,7 +510,7 @@ static void test_live_kernel(void)
         fclose(f);
     }
     if (!visible) {
-        SKIP("/proc/kallsyms is unreadable or hides addresses");
+        KERNEL_SKIP("/proc/kallsyms is unreadable or hides addresses");
         return;
     }
     KSYM_OPTS(ksym_table_opts, o, .kallsyms_path = "/proc/kallsyms", .builtin_ranges_path = "");

@@ -14,8 +14,21 @@ LD_PRELOAD=$lib grep -q libksym /proc/self/maps || { echo "FAIL: LD_PRELOAD=$lib
 same() {
     what=$1
     shift
-    "$@" > "$out/plain" 2>&1
-    LD_PRELOAD=$lib "$@" > "$out/preload" 2>&1
+    # Both runs must succeed: two runs that fail the same way (no
+    # /sys/kernel/btf/vmlinux, a missing object) print the same and prove
+    # nothing.
+    if ! "$@" > "$out/plain" 2>&1; then
+        echo "FAIL: $what fails without LD_PRELOAD:"
+        head -5 "$out/plain"
+        fail=1
+        return
+    fi
+    if ! LD_PRELOAD=$lib "$@" > "$out/preload" 2>&1; then
+        echo "FAIL: $what fails with LD_PRELOAD:"
+        head -5 "$out/preload"
+        fail=1
+        return
+    fi
     if cmp -s "$out/plain" "$out/preload"; then
         n=$((n + 1))
     else
@@ -26,7 +39,7 @@ same() {
 }
 if command -v bpftool > /dev/null; then
     same "bpftool version" bpftool version
-    same "bpftool btf dump (1000 lines)" sh -c 'bpftool btf dump file /sys/kernel/btf/vmlinux | head -1000'
+    same "bpftool btf dump (1000 lines)" sh -c 'bpftool btf dump file /sys/kernel/btf/vmlinux > "$0" && head -1000 "$0"' "$out/dump"
     same "bpftool btf dump of an object" bpftool btf dump file c-tests/bpf/trace.bpf.o
 else
     echo "FAIL: bpftool is not installed (.ci/run installs it)"
