@@ -1,7 +1,83 @@
-//! modules.builtin.ranges.
+//! modules.builtin.ranges: what parses prints back (one line per anchor
+//! and per range, single spaces) to a file that parses to the same
+//! sections, anchors and ranges, each range with the same module names.
 #![no_main]
+use ksym::formats::ranges::Ranges;
 use libfuzzer_sys::fuzz_target;
 
+type Line = (u64, u64, Vec<Vec<u8>>);
+/// A section: name, anchor, anchor offset, ranges with their names.
+type View = (Vec<u8>, Vec<u8>, u64, Vec<Line>);
+
+/// Every section as (name, anchor, anchor offset, ranges with their names).
+fn view(r: &Ranges) -> Vec<View> {
+    r.sections
+        .iter()
+        .map(|s| {
+            let ranges = s
+                .ranges
+                .iter()
+                .map(|x| (x.start, x.end, r.groups[x.group].clone()))
+                .collect();
+            (s.name.clone(), s.anchor.clone(), s.anchor_offset, ranges)
+        })
+        .collect()
+}
+
+/// The file's text, written here from the parsed form (not by the library).
+fn print(r: &Ranges) -> Vec<u8> {
+    let mut out = Vec::new();
+    for s in &r.sections {
+        let name = &s.name;
+        if !s.anchor.is_empty() {
+            out.extend_from_slice(name);
+            out.extend_from_slice(format!(" {0:08x}-{0:08x} = ", s.anchor_offset).as_bytes());
+            out.extend_from_slice(&s.anchor);
+            out.push(b'\n');
+        }
+        if s.anchor.is_empty() && s.ranges.is_empty() {
+            // A section that had only empty ranges: one keeps it.
+            out.extend_from_slice(name);
+            out.extend_from_slice(b" 0-0 x\n");
+        }
+        for x in &s.ranges {
+            out.extend_from_slice(name);
+            out.extend_from_slice(format!(" {:x}-{:x}", x.start, x.end).as_bytes());
+            for m in &r.groups[x.group] {
+                out.push(b' ');
+                out.extend_from_slice(m);
+            }
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
 fuzz_target!(|data: &[u8]| {
-    let _ = ksym::formats::ranges::Ranges::parse(data, std::path::Path::new("fuzz"));
+    let path = std::path::Path::new("fuzz");
+    let Ok(r) = Ranges::parse(data, path) else {
+        return;
+    };
+    for s in &r.sections {
+        for x in &s.ranges {
+            assert!(x.start < x.end, "an empty or inverted range was kept");
+            assert!(x.group < r.groups.len(), "a range's group is out of bounds");
+        }
+        for w in s.ranges.windows(2) {
+            assert!(w[0].end <= w[1].start, "ranges overlap or are out of order");
+        }
+    }
+    let text = print(&r);
+    let again = Ranges::parse(&text, path).unwrap_or_else(|e| {
+        panic!(
+            "what parsed does not parse when printed back: {e}\n{}",
+            String::from_utf8_lossy(&text)
+        )
+    });
+    assert_eq!(
+        view(&r),
+        view(&again),
+        "printed back:\n{}",
+        String::from_utf8_lossy(&text)
+    );
 });
