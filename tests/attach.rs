@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{bpftool_dump, Kernel61};
-use ksym::bpf::section::{attach as at, prog, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
+use ksym::bpf::section::{attach as at, prog, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 use ksym::bpf::Object;
 use ksym::btf::KernelBtf;
 use ksym::error::{INVALID, NOT_FOUND, UNSUPPORTED};
@@ -112,7 +112,14 @@ fn section_names_give_libbpfs_types() {
             Some("task"),
             None,
         ),
-        ("p_kretprobe", prog::KPROBE, 0, 0, Some("vfs_read"), None),
+        (
+            "p_kretprobe",
+            prog::KPROBE,
+            0,
+            RETPROBE,
+            Some("vfs_read"),
+            None,
+        ),
         ("p_tracepoint", prog::TRACEPOINT, 0, 0, None, None),
         ("p_xdp_frags", prog::XDP, at::XDP, XDP_FRAGS, None, None),
         ("p_tc", prog::SCHED_CLS, 0, 0, None, None),
