@@ -78,6 +78,9 @@ unshare -m sh -c '
     set -u
     out=$1 lib=$2 wl=$3 nks=$4
     mount --make-rprivate / && mount --bind "$out/kallsyms" /proc/kallsyms || exit 3
+    # bpftrace finds tracepoints in tracefs, which a fresh machine may not
+    # have mounted: mounted here, in this namespace only.
+    [ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing || exit 4
     bpftrace "$out/script.bt" > "$out/plain.out" 2> "$out/plain.err" &
     p1=$!
     KSYM_BCC_DEBUG=1 KSYM_BCC_SNAPSHOT_DIR="$out/snap" LD_PRELOAD="$lib" \
@@ -96,7 +99,11 @@ unshare -m sh -c '
     kill -INT $p1 $p2 2> /dev/null
     wait $p1
     wait $p2
-' sh "$out" "$lib" "$wl" "$nks" || { echo "FAIL: the mount namespace or bpftrace failed ($?)"; exit 1; }
+' sh "$out" "$lib" "$wl" "$nks" || {
+    echo "FAIL: the mount namespace or bpftrace failed ($?)"
+    for f in plain.err preload.err; do echo "--- $f"; sed -n '1,20p' "$out/$f" 2> /dev/null; done
+    exit 1
+}
 
 # One line per ksym() answer, and per map entry without its count, sorted.
 normalize() {

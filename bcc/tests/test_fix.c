@@ -98,6 +98,13 @@ static int private_files(const char *dir)
         KERNEL_SKIP("a mount namespace to put a file over /proc/kallsyms: %s (needs root)", strerror(errno));
         return 1;
     }
+    /* A machine without loadable modules may have no /lib/modules: the
+     * tmpfs below needs it as a mount point (an empty directory, as a
+     * kernel package leaves it; created once, on the real root). */
+    if (mkdir("/lib/modules", 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "mkdir /lib/modules: %s\n", strerror(errno));
+        return -1;
+    }
     if (mount(k, "/proc/kallsyms", NULL, MS_BIND, NULL) != 0 || uname(&u) != 0 ||
         mount("tmpfs", "/lib/modules", "tmpfs", 0, NULL) != 0) {
         fprintf(stderr, "mounts: %s\n", strerror(errno));
