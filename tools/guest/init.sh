@@ -47,10 +47,8 @@ mount -t tmpfs -o mode=0755 tmpfs /rw || fail "mount the tmpfs for the overlay"
 mkdir -p /rw/upper /rw/work
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
     fail "mount the overlay of the host's root on /newroot"
-mount -t 9p -o "$opts,cache=mmap" project "/newroot$project" || fail "mount 9p project on $project (read-write)"
-[ -f "/newroot$rundir/cmd.sh" ] || fail "no $rundir/cmd.sh through the project mount"
 
-step "mounting proc, sys, dev, tmpfs, bpffs, tracefs, debugfs, the image's modules"
+step "mounting proc, sys, dev, tmpfs, the project, bpffs, tracefs, debugfs, the image's modules"
 r=/newroot
 mount -t proc proc $r/proc || fail "mount $r/proc"
 mount -t sysfs sys $r/sys || fail "mount $r/sys"
@@ -59,6 +57,10 @@ mount -t devpts devpts $r/dev/pts 2> /dev/null || true
 mount -t tmpfs -o mode=1777 tmpfs $r/tmp || fail "mount tmpfs on /tmp"
 mount -t tmpfs -o mode=0755 tmpfs $r/run || fail "mount tmpfs on /run"
 mkdir -p $r/run/shm
+# The project after the tmpfs mounts: a clone under /tmp or /run stays visible.
+mkdir -p "$r$project" || fail "mkdir $project"
+mount -t 9p -o "$opts,cache=mmap" project "$r$project" || fail "mount 9p project on $project (read-write)"
+[ -f "$r$rundir/cmd.sh" ] || fail "no $rundir/cmd.sh through the project mount"
 mount -t bpf bpf $r/sys/fs/bpf || fail "mount bpffs on /sys/fs/bpf"
 mount -t tracefs tracefs $r/sys/kernel/tracing || fail "mount tracefs"
 mount -t debugfs debugfs $r/sys/kernel/debug || fail "mount debugfs"
