@@ -33,6 +33,7 @@ for f in c-tests/bpf/*.bpf.o tools/bpf/count.bpf.o; do
     cp "$f" "$out/vmlinux/"
     cp "$f" "$out/bpf_object/"
 done
+cp fuzz/seeds/vmlinux-small.elf "$out/vmlinux/"
 cp fuzz/seeds/vmlinux-small.btf "$out/btf/"
 for m in crc7 nls_utf8 libcrc32c; do
     gzip -dc "tests/data/linux-6.1-cloud/btf/$m.gz" > "$out/btf/$m.btf"
