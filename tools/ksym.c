@@ -393,6 +393,8 @@ static int cmd_obj(const struct options *o, const char *path)
             printf(" at %016" PRIx64, a.addr);
         if (a.flags & KSYM_ATTACH_SLEEPABLE)
             printf(" sleepable");
+        if (a.flags & KSYM_ATTACH_RETPROBE)
+            printf(" (return probe)");
         if (a.flags & KSYM_ATTACH_OPTIONAL)
             printf(" (optional: `?` section)");
         if (!ksym_bpf_program_autoload(obj, i))
