@@ -17,8 +17,8 @@
 //!   kernel's BTF and attach targets, with a table for addresses), [`bpf`]
 //!   (BPF ELF objects, which resolve their externs through `resolve` and
 //!   their BTF needs through `btf`).
-//! - `ffi`: the C ABI, on top of everything; the only layer that sees raw
-//!   pointers.
+//! - The C ABI is a crate of its own on top of this one (`capi/`,
+//!   package `ksym-capi`): the only layer that sees raw pointers.
 //!
 //! The core is safe Rust: two small private modules of `base` wrap what
 //! safe Rust cannot say: `sys` (advice to the kernel on huge pages) and
@@ -35,9 +35,6 @@ pub mod formats;
 pub mod resolve;
 pub mod rules;
 pub mod table;
-
-#[doc(hidden)]
-pub mod ffi;
 
 pub use error::{Error, Result};
 pub use table::{Lookup, Options, Symbol, Table};

@@ -2,6 +2,11 @@
 //! layers below it (HACKING.md, "Architecture"), so no folder imports another
 //! that imports it back. Reads the source: every `crate::x` path outside a
 //! comment counts.
+//!
+//! The C ABI on top of them all is a crate of its own (capi/, package
+//! ksym-capi, which depends on this one): Cargo enforces that layer, since
+//! the core cannot name a crate that depends on it, and capi/ reaches the
+//! core through its public API only.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,12 +28,6 @@ const LAYERS: &[(&str, &[&str])] = &[
         "bpf",
         &[
             "error", "cname", "base", "formats", "rules", "table", "resolve", "btf",
-        ],
-    ),
-    (
-        "ffi",
-        &[
-            "error", "cname", "base", "formats", "rules", "table", "resolve", "btf", "bpf",
         ],
     ),
 ];

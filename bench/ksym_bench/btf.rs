@@ -4,9 +4,9 @@ use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
-use ksym::ffi::bpf::*;
-use ksym::ffi::bpf_attach::*;
-use ksym::ffi::btf::*;
+use ksym_capi::ffi::bpf::*;
+use ksym_capi::ffi::bpf_attach::*;
+use ksym_capi::ffi::btf::*;
 
 use crate::bpf::{bpf_open, last_error};
 use crate::common::*;

@@ -8,10 +8,10 @@ use std::ffi::{c_char, c_int, CStr};
 
 use super::table::{ksym_table_opts, options_from};
 use super::{c_path, int_call, non_null, ptr_call, value_call};
-use crate::error::{Error, Result};
-use crate::formats::ranges;
-use crate::resolve::cache::Cache;
-use crate::resolve::{parse_queries, resolve_each, Source};
+use ksym::error::{Error, Result};
+use ksym::formats::ranges;
+use ksym::resolve::cache::Cache;
+use ksym::resolve::{parse_queries, resolve_each, Source};
 
 /// A pull-through cache of resolved names (opaque). Internally synchronised:
 /// any number of threads may use one at once.

@@ -44,7 +44,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use crate::error::{Error, Result, INTERNAL, INVALID};
+use ksym::error::{Error, Result, INTERNAL, INVALID};
 
 /// Runs an `int`-returning body at the boundary: `Ok(n)` returns `n`
 /// (clearing the last error), `Err(e)` records `e` and returns its code, a

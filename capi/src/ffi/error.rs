@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 
-use crate::error::Error;
+use ksym::error::Error;
 
 // The header defines these itself, parenthesised (cbindgen would write
 // `#define KSYM_ERR_INVALID -22`, and `x-KSYM_ERR_INVALID` would read as
@@ -110,7 +110,7 @@ pub extern "C" fn ksym_last_error_message() -> *const c_char {
 /// A static description of an error code (any negative errno works too).
 #[no_mangle]
 pub extern "C" fn ksym_strerror(err: c_int) -> *const c_char {
-    crate::error::describe(err).as_ptr()
+    ksym::error::describe(err).as_ptr()
 }
 
 #[cfg(test)]
@@ -128,13 +128,13 @@ mod tests {
         assert_eq!(KSYM_ERR_UNSUPPORTED, -libc::EOPNOTSUPP);
         assert_eq!(KSYM_ERR_NOMEM, -libc::ENOMEM);
         assert_eq!(KSYM_ERR_INTERNAL, -libc::ENOTRECOVERABLE);
-        assert_eq!(KSYM_ERR_NOT_FOUND, crate::error::NOT_FOUND);
-        assert_eq!(KSYM_ERR_INTERNAL, crate::error::INTERNAL);
+        assert_eq!(KSYM_ERR_NOT_FOUND, ksym::error::NOT_FOUND);
+        assert_eq!(KSYM_ERR_INTERNAL, ksym::error::INTERNAL);
     }
 
     #[test]
     fn header_defines_the_same_values() {
-        let h = include_str!("../../include/ksym.h");
+        let h = include_str!("../../../include/ksym.h");
         for (name, v) in [
             ("KSYM_ERR_NOT_FOUND", KSYM_ERR_NOT_FOUND),
             ("KSYM_ERR_INVALID", KSYM_ERR_INVALID),

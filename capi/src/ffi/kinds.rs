@@ -7,8 +7,8 @@
 
 use std::ffi::{c_char, CStr};
 
-use crate::bpf::kinds;
-use crate::formats::btf;
+use ksym::bpf::kinds;
+use ksym::formats::btf;
 
 fn ptr(name: Option<&'static CStr>) -> *const c_char {
     name.map_or(std::ptr::null(), CStr::as_ptr)
