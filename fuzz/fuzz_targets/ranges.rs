@@ -2,7 +2,7 @@
 //! and per range, single spaces) to a file that parses to the same
 //! sections, anchors and ranges, each range with the same module names.
 #![no_main]
-use ksym::formats::ranges::Ranges;
+use ksym::internals::formats::ranges::Ranges;
 use libfuzzer_sys::fuzz_target;
 
 type Line = (u64, u64, Vec<Vec<u8>>);

@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = ksym::formats::vmlinux::ElfSymbols::parse(data);
+    let _ = ksym::internals::formats::vmlinux::ElfSymbols::parse(data);
 });

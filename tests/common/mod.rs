@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ksym::btf::{KernelBtf, Options};
+use ksym::internals::btf::{KernelBtf, Options};
 
 /// The project's top directory, from the core's tests and from capi's.
 pub fn repo() -> &'static Path {
