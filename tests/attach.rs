@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use common::{bpftool_dump, Kernel61};
 use ksym::bpf::Object;
-use ksym::error::{INVALID, NOT_FOUND, UNSUPPORTED};
 use ksym::internals::bpf::section::{
     attach as at, prog, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS,
 };
 use ksym::internals::btf::KernelBtf;
+use ksym::internals::error::{INVALID, NOT_FOUND, UNSUPPORTED};
 
 fn object(name: &str) -> Object {
     Object::open(

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use ksym::error::{Error, FORMAT, NOT_FOUND, RESTRICTED};
+use ksym::internals::error::{Error, FORMAT, NOT_FOUND, RESTRICTED};
 use ksym::internals::table::{Options, Table};
 
 struct Case {
@@ -30,8 +30,8 @@ fn code_name(c: i32) -> &'static str {
         NOT_FOUND => "KSYM_ERR_NOT_FOUND",
         FORMAT => "KSYM_ERR_FORMAT",
         RESTRICTED => "KSYM_ERR_RESTRICTED",
-        ksym::error::INVALID => "KSYM_ERR_INVALID",
-        ksym::error::UNSUPPORTED => "KSYM_ERR_UNSUPPORTED",
+        ksym::internals::error::INVALID => "KSYM_ERR_INVALID",
+        ksym::internals::error::UNSUPPORTED => "KSYM_ERR_UNSUPPORTED",
         -21 => "-EISDIR",
         _ => "other",
     }
@@ -279,7 +279,7 @@ fn bad_input_table() {
             b[at] = v;
             if let Err(e) = ksym::bpf::Object::parse(&b) {
                 assert!(
-                    matches!(e.code(), FORMAT | ksym::error::UNSUPPORTED),
+                    matches!(e.code(), FORMAT | ksym::internals::error::UNSUPPORTED),
                     "byte {at} = {v:#x}: {e}"
                 );
                 refused += 1;

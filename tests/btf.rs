@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{bpftool_dump, Kernel61, TempDir};
-use ksym::error::{AMBIGUOUS, FORMAT, NOT_FOUND};
 use ksym::internals::btf::targets::TargetKind;
 use ksym::internals::btf::{KernelBtf, Options};
+use ksym::internals::error::{AMBIGUOUS, FORMAT, NOT_FOUND};
 use ksym::internals::formats::btf::{KIND_FUNC, KIND_STRUCT, KIND_TYPEDEF};
 use ksym::internals::rules::query::Query;
 
@@ -124,7 +124,7 @@ fn names_only_in_modules_duplicates_and_errors() {
     // Bad queries.
     assert_eq!(
         btf.find(b"a`b`c", 0).unwrap_err().code(),
-        ksym::error::INVALID
+        ksym::internals::error::INVALID
     );
 }
 
@@ -247,7 +247,7 @@ fn expanding_patterns() {
     let isra = btf.expand(TargetKind::Kprobe, b"*.isra.0").unwrap();
     assert!(isra.is_empty(), "{:?}", names(&isra));
     let bad = btf.expand(TargetKind::Function, b"[x").unwrap_err();
-    assert_eq!(bad.code(), ksym::error::INVALID);
+    assert_eq!(bad.code(), ksym::internals::error::INVALID);
 }
 
 #[test]

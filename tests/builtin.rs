@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use ksym::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND};
+use ksym::internals::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND};
 use ksym::internals::rules::modules::ModuleKind;
 use ksym::internals::rules::query::normalize_module;
 use ksym::internals::table::{SYM_BUILTIN, SYM_SIZE_EXACT};

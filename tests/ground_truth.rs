@@ -8,7 +8,7 @@ mod common;
 use std::collections::HashMap;
 
 use common::{reference, RefSym};
-use ksym::error::{AMBIGUOUS, NOT_FOUND};
+use ksym::internals::error::{AMBIGUOUS, NOT_FOUND};
 use ksym::{Lookup, Table, TableOptions as Options};
 
 fn is_abs(ty: u8) -> bool {

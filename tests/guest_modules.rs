@@ -18,8 +18,8 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use common::{bpftool_dump, reference, skip_need, Need, RefSym};
-use ksym::error::NOT_FOUND;
 use ksym::internals::btf::{KernelBtf, Options as BtfOptions};
+use ksym::internals::error::NOT_FOUND;
 use ksym::internals::formats::btf::{KIND_FUNC, KIND_STRUCT};
 use ksym::internals::resolve::cache::Cache;
 use ksym::internals::resolve::Source;

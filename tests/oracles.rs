@@ -59,7 +59,7 @@ fn core_addresses_are_system_maps() {
                 checked += 1;
             }
             // System.map has a few symbols kallsyms leaves out.
-            Err(e) if e.code() == ksym::error::NOT_FOUND => absent += 1,
+            Err(e) if e.code() == ksym::internals::error::NOT_FOUND => absent += 1,
             other => panic!("{name}: {other:?}"),
         }
     }

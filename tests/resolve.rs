@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::TempDir;
-use ksym::error::{AMBIGUOUS, NOT_FOUND, RESTRICTED};
+use ksym::internals::error::{AMBIGUOUS, NOT_FOUND, RESTRICTED};
 use ksym::internals::resolve::cache::Cache;
 use ksym::internals::resolve::{resolve, Answer, Source};
 use ksym::{Lookup, Table, TableOptions as Options};
@@ -202,7 +202,7 @@ fn restricted_and_malformed_files_fail_the_call() {
     assert!(e.message().contains(":2:"), "{e}");
     let cache = Cache::new(source(&p), Some(dir.path().join("modules")));
     let e = cache.resolve(&[b"foo"]).unwrap_err();
-    assert_eq!(e.code(), ksym::error::FORMAT, "{e}");
+    assert_eq!(e.code(), ksym::internals::error::FORMAT, "{e}");
     assert!(e.message().contains(":2:"), "{e}");
     assert_eq!(cache.stats().entries, 0);
 }

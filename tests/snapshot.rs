@@ -77,7 +77,7 @@ fn privileged() -> bool {
     common::root("snapshots") && common::live_kallsyms().is_some()
 }
 
-fn shown(r: ksym::error::Result<Lookup<'_>>) -> String {
+fn shown(r: ksym::internals::error::Result<Lookup<'_>>) -> String {
     match r {
         Ok(Lookup::Found(s)) => format!("found {s:?}"),
         Ok(Lookup::Ambiguous(s, e)) => format!("ambiguous {s:?} {e}"),

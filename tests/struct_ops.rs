@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use common::Kernel61;
 use ksym::bpf::{Object, SlotTarget};
-use ksym::error::NOT_FOUND;
+use ksym::internals::error::NOT_FOUND;
 
 /// A struct of bpftool's dump: id, size, members (name, bit offset).
 type Struct = (u32, u32, Vec<(String, u32)>);

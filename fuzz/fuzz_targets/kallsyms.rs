@@ -47,7 +47,10 @@ fuzz_target!(|data: &[u8]| {
         let r_err = resolve(&source, &[q]).err().map(|e| e.code());
         assert_eq!(
             (t_err, r_err),
-            (Some(ksym::error::INVALID), Some(ksym::error::INVALID)),
+            (
+                Some(ksym::internals::error::INVALID),
+                Some(ksym::internals::error::INVALID)
+            ),
             "query {shown:?}: (table, resolver)"
         );
     }

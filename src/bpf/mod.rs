@@ -38,7 +38,7 @@ use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 use crate::btf::KernelBtf;
-use crate::error::{Error, Result, AMBIGUOUS, NOT_FOUND, RESTRICTED};
+use crate::error::{Call, Error, Result, AMBIGUOUS, NOT_FOUND, RESTRICTED};
 use crate::formats::btf::Btf as LocalBtf;
 use crate::resolve::cache::Cache;
 use crate::resolve::{not_found_error, resolve_parsed, Source};
@@ -401,10 +401,10 @@ impl Object {
     pub fn insns(&self, prog: usize) -> Result<&[Insn]> {
         let p = self.program(prog)?;
         if !self.relocated {
-            return Err(Error::invalid(format!(
-                "program `{}`: call ksym_bpf_object_relocate first",
-                p.name.to_string_lossy()
-            )));
+            return Err(
+                Error::invalid(format!("program `{}`: call ", p.name.to_string_lossy()))
+                    .then_call(Call::Relocate, " first"),
+            );
         }
         let l = &self.layouts[p.layout];
         if let Some(e) = &l.skipped {

@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
 use ksym::bpf::{Object, RelocKind};
-use ksym::error::Result;
+use ksym::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
 pub struct ksym_bpf_object {

@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use super::table::{ksym_table, table_ref};
 use super::{int_call, value_call};
-use ksym::error::Error;
+use ksym::Error;
 use ksym::ModuleInfo;
 use ksym::ModuleKind;
 

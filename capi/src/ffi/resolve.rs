@@ -8,9 +8,9 @@ use std::ffi::{c_char, c_int, CStr};
 
 use super::table::{ksym_table_opts, options_from};
 use super::{c_path, int_call, non_null, ptr_call, value_call};
-use ksym::error::{Error, Result};
 use ksym::Cache;
 use ksym::{parse_queries, resolve_each, Source};
+use ksym::{Error, Result};
 
 /// A pull-through cache of resolved names (opaque). Internally synchronised:
 /// any number of threads may use one at once.

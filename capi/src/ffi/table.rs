@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::ops::ControlFlow;
 
 use super::{c_bytes, c_path, check_flags, int_call, non_null, ptr_call, read_opts, value_call};
-use ksym::error::{Error, Result};
+use ksym::{Error, Result};
 use ksym::{Lookup, SizeSource, Symbol, Table, TableOptions as Options};
 
 /// Options of `ksym_table_open` and `ksym_cache_new`. Declare with
