@@ -1,7 +1,7 @@
 //! The C ABI: the only place that sees raw pointers.
 //!
-//! Every exported function runs its body through [`int_call`] or
-//! [`ptr_call`]: a panic is caught (it never unwinds into C) and reported as
+//! Every exported function runs its body through `int_call` or
+//! `ptr_call`: a panic is caught (it never unwinds into C) and reported as
 //! `KSYM_ERR_INTERNAL`; an error is recorded as the thread-local last error;
 //! success clears it. This layer converts arguments and results and holds no
 //! logic of its own.
