@@ -34,11 +34,12 @@ pub const INTERNAL: i32 = -libc::ENOTRECOVERABLE;
 /// ```
 /// use ksym::{ErrorKind, Table, TableOptions};
 ///
-/// let e = Table::open(&TableOptions {
+/// let Err(e) = Table::open(&TableOptions {
 ///     kallsyms_path: Some("/nonexistent/kallsyms".into()),
 ///     ..Default::default()
-/// })
-/// .unwrap_err();
+/// }) else {
+///     panic!("a missing file opens");
+/// };
 /// assert_eq!(e.kind(), ErrorKind::NotFound);
 /// assert_eq!(e.kind().code(), -2); // KSYM_ERR_NOT_FOUND, -ENOENT
 /// ```
