@@ -8,9 +8,10 @@
 #   make compare-libbpf  the alias objects through libbpf and libksym (needs libbpf-dev)
 #   make demo            the CLI on this machine's kernel (or the bundled snapshot)
 #   make install PREFIX=/usr/local DESTDIR=
-#   make header          regenerate include/ksym.h from src/ffi with cbindgen
+#   make header          regenerate include/ksym.h from capi/src/ffi with cbindgen
 #   make bpf-objects     rebuild the committed BPF test objects (needs clang)
 
+# The workspace's one version ([workspace.package] of Cargo.toml).
 VERSION     := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 MAJOR       := $(word 1,$(subst ., ,$(VERSION)))
 PREFIX      ?= /usr/local
@@ -27,7 +28,7 @@ BUILD       := build
 TARGET      := target/release
 SONAME      := libksym.so.$(MAJOR)
 SOFILE      := libksym.so.$(VERSION)
-SOURCES     := $(shell find src -name '*.rs') Cargo.toml Cargo.lock build.rs
+SOURCES     := $(shell find src capi/src -name '*.rs') Cargo.toml Cargo.lock capi/Cargo.toml capi/build.rs
 CWARN       := -std=c99 -Wall -Wextra -Werror -pedantic
 STAGE       := $(abspath $(BUILD)/stage)
 
@@ -43,17 +44,21 @@ include $(sort $(wildcard mk/*.mk))
 
 lib: $(BUILD)/$(SOFILE) $(BUILD)/libksym.a
 
-$(TARGET)/libksym.so $(TARGET)/libksym.a: $(SOURCES)
-	$(CARGO) build --release --lib
-	@touch $(TARGET)/libksym.so $(TARGET)/libksym.a
+# The C library is the crate ksym-capi (capi/), whose library is called
+# ksym_capi so as not to collide with the core crate `ksym`: its files are
+# copied under the names C users link (the soname, libksym.so.$(MAJOR), is
+# set by capi/build.rs).
+$(TARGET)/libksym_capi.so $(TARGET)/libksym_capi.a: $(SOURCES)
+	$(CARGO) build --release -p ksym-capi --lib
+	@touch $(TARGET)/libksym_capi.so $(TARGET)/libksym_capi.a
 
-$(BUILD)/$(SOFILE): $(TARGET)/libksym.so
+$(BUILD)/$(SOFILE): $(TARGET)/libksym_capi.so
 	@mkdir -p $(BUILD)
 	cp $< $@
 	ln -sf $(SOFILE) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libksym.so
 
-$(BUILD)/libksym.a: $(TARGET)/libksym.a
+$(BUILD)/libksym.a: $(TARGET)/libksym_capi.a
 	@mkdir -p $(BUILD)
 	cp $< $@
 
@@ -103,13 +108,13 @@ $(BUILD)/testdata/.stamp: $(shell find tests/data -name '*.gz') tests/data/bpf-s
 	@touch $@
 
 header:
-	KSYM_HEADER_OUT=$(abspath include/ksym.h) $(CARGO) build --features generate-header
+	KSYM_HEADER_OUT=$(abspath include/ksym.h) $(CARGO) build -p ksym-capi --features generate-header
 
 check-header:
 	@mkdir -p $(BUILD)
-	KSYM_HEADER_OUT=$(abspath $(BUILD)/ksym.h.generated) $(CARGO) build --features generate-header
+	KSYM_HEADER_OUT=$(abspath $(BUILD)/ksym.h.generated) $(CARGO) build -p ksym-capi --features generate-header
 	@diff -u include/ksym.h $(BUILD)/ksym.h.generated \
-	    || { echo "include/ksym.h is not what cbindgen generates from src/ffi: run 'make header'" >&2; exit 1; }
+	    || { echo "include/ksym.h is not what cbindgen generates from capi/src/ffi: run 'make header'" >&2; exit 1; }
 	@echo "include/ksym.h matches the source"
 
 install: lib $(BUILD)/ksym $(BUILD)/native-static-libs
@@ -147,8 +152,8 @@ test-suite: test-rust check-header test-exports test-c test-fuzz $(TEST_PARTS)
 test-rust:
 	@rm -f target/tmp/ksym-skipped
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
-	$(CARGO) test --features test-hooks
+	$(CARGO) clippy --all-targets --features ksym-capi/test-hooks -- -D warnings
+	$(CARGO) test --features ksym-capi/test-hooks
 	# The bench (its own package, not built by cargo test) must still
 	# compile against the library: checked, not run.
 	$(CARGO) clippy -p ksym-bench --benches -- -D warnings

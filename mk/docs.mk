@@ -3,7 +3,11 @@
 #   as users build it (-std=c99 -pedantic, the static library) and run on
 #   the bundled 6.12 kernel's kallsyms, its output checked;
 # - user docs (README.md, docs/, HACKING.md) carry no dates and no diary's
-#   words (a line that names `make test-docs`, the rule itself, aside).
+#   words (a line that names `make test-docs`, the rule itself, aside);
+# - the Rust API's docs build without a warning (every public item
+#   documented, no broken link; without the `internals` feature, which
+#   only the tests enable), and examples/lookup.rs prints what
+#   examples/lookup.c prints.
 
 TEST_PARTS += test-docs
 
@@ -24,3 +28,8 @@ test-docs: $(BUILD)/libksym.a $(BUILD)/native-static-libs testdata
 	        | grep -v 'make test-docs'; then \
 	    echo "user docs carry no dates and no 'today' (the lines above)" >&2; exit 1; fi
 	@echo "docs: no dates, no 'today'"
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p ksym -p ksym-capi
+	@out=$$($(CARGO) run -q -p ksym --example lookup -- $(BUILD)/testdata/linux-6.12-cloud/kallsyms); \
+	if [ "$$out" != "schedule+0x10 [vmlinux] size 0xc0" ]; then \
+	    echo "examples/lookup.rs printed '$$out'" >&2; exit 1; fi; \
+	echo "Rust example: $$out (bundled 6.12 kernel)"

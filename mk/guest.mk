@@ -21,9 +21,9 @@ guest-prepare:
 
 # The Rust test executables as cargo built them for test-rust (no rebuild
 # when test-rust ran), and the C tests as test-c built them.
-$(BUILD)/guest/rust-tests.list: $(SOURCES) $(wildcard tests/*.rs tests/common/*.rs)
+$(BUILD)/guest/rust-tests.list: $(SOURCES) $(wildcard tests/*.rs tests/common/*.rs capi/tests/*.rs)
 	@mkdir -p $(BUILD)/guest
-	$(CARGO) test --features test-hooks --no-run --message-format=json 2> /dev/null \
+	$(CARGO) test --features ksym-capi/test-hooks --no-run --message-format=json 2> /dev/null \
 	    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' > $@.tmp
 	@test -s $@.tmp || { echo "cargo test --no-run listed no test executables" >&2; exit 1; }
 	@mv $@.tmp $@

@@ -17,6 +17,7 @@ impl<'a> CName<'a> {
         (with_nul.last() == Some(&0)).then_some(CName(with_nul))
     }
 
+    /// A name borrowed from a C string.
     #[inline]
     pub fn from_cstr(c: &'a CStr) -> CName<'a> {
         CName(c.to_bytes_with_nul())
@@ -34,6 +35,7 @@ impl<'a> CName<'a> {
         self.0
     }
 
+    /// The name as UTF-8 (invalid bytes replaced).
     pub fn to_string_lossy(self) -> Cow<'a, str> {
         String::from_utf8_lossy(self.to_bytes())
     }

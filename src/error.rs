@@ -1,8 +1,14 @@
-//! The error type of the core: an errno-style code and a message with context.
+//! The error type of the core: a kind, an errno-style code and a message
+//! with context.
 //!
-//! The codes are the contract's `KSYM_ERR_*` values (negative errno numbers);
-//! I/O failures carry the negative `errno` of the failing system call. The
-//! ffi layer copies the code and message into the thread-local last error.
+//! Each [`ErrorKind`] has a code, the C contract's `KSYM_ERR_*` value (a
+//! negative errno number); I/O failures carry the negative `errno` of the
+//! failing system call ([`ErrorKind::Os`]). A message that tells the caller
+//! which function to call records where it names it ([`Call`]), so that
+//! each face of the library spells it its own way: Rust's
+//! (`Object::relocate`) in [`Error::message`], the C crate's
+//! (`ksym_bpf_object_relocate`) through [`Error::render`]. The core names
+//! no C function.
 
 use std::fmt;
 
@@ -23,11 +29,123 @@ pub const NOMEM: i32 = -libc::ENOMEM;
 /// `KSYM_ERR_INTERNAL`: a bug inside libksym was caught at the boundary.
 pub const INTERNAL: i32 = -libc::ENOTRECOVERABLE;
 
-/// A failure: the contract's code plus a message a user can act on.
+/// What kind of failure an [`Error`] is: one per C error code.
+///
+/// ```
+/// use ksym::{ErrorKind, Table, TableOptions};
+///
+/// let Err(e) = Table::open(&TableOptions {
+///     kallsyms_path: Some("/nonexistent/kallsyms".into()),
+///     ..Default::default()
+/// }) else {
+///     panic!("a missing file opens");
+/// };
+/// assert_eq!(e.kind(), ErrorKind::NotFound);
+/// assert_eq!(e.kind().code(), -2); // KSYM_ERR_NOT_FOUND, -ENOENT
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// No such symbol, program, map or file (`KSYM_ERR_NOT_FOUND`).
+    NotFound,
+    /// A bad argument: a malformed query, an unknown flag, a call out of
+    /// order (`KSYM_ERR_INVALID`).
+    Invalid,
+    /// A name matches symbols at different addresses (`KSYM_ERR_AMBIGUOUS`).
+    Ambiguous,
+    /// The kernel hides addresses: `kptr_restrict`, no `CAP_SYSLOG`
+    /// (`KSYM_ERR_RESTRICTED`).
+    Restricted,
+    /// Malformed input: a kallsyms line, a ranges file, ELF, BTF
+    /// (`KSYM_ERR_FORMAT`).
+    Format,
+    /// Valid input libksym does not handle (yet) (`KSYM_ERR_UNSUPPORTED`).
+    Unsupported,
+    /// An allocation failed (`KSYM_ERR_NOMEM`).
+    NoMem,
+    /// A bug inside libksym (`KSYM_ERR_INTERNAL`).
+    Internal,
+    /// Another failure of a system call: its (positive) `errno`.
+    Os(i32),
+}
+
+impl ErrorKind {
+    /// The C contract's code: a `KSYM_ERR_*` value, or `-errno` for
+    /// [`ErrorKind::Os`].
+    pub fn code(self) -> i32 {
+        match self {
+            ErrorKind::NotFound => NOT_FOUND,
+            ErrorKind::Invalid => INVALID,
+            ErrorKind::Ambiguous => AMBIGUOUS,
+            ErrorKind::Restricted => RESTRICTED,
+            ErrorKind::Format => FORMAT,
+            ErrorKind::Unsupported => UNSUPPORTED,
+            ErrorKind::NoMem => NOMEM,
+            ErrorKind::Internal => INTERNAL,
+            ErrorKind::Os(errno) => -errno,
+        }
+    }
+
+    /// The kind of a code ([`ErrorKind::code`]'s inverse; any other
+    /// negative value is an [`ErrorKind::Os`] errno).
+    pub fn from_code(code: i32) -> ErrorKind {
+        match code {
+            NOT_FOUND => ErrorKind::NotFound,
+            INVALID => ErrorKind::Invalid,
+            AMBIGUOUS => ErrorKind::Ambiguous,
+            RESTRICTED => ErrorKind::Restricted,
+            FORMAT => ErrorKind::Format,
+            UNSUPPORTED => ErrorKind::Unsupported,
+            NOMEM => ErrorKind::NoMem,
+            INTERNAL => ErrorKind::Internal,
+            c => ErrorKind::Os(c.saturating_neg()),
+        }
+    }
+}
+
+/// A function of the API that an error message tells the caller to call
+/// (first, or instead). [`Error::message`] spells it as Rust does
+/// ([`Call::rust_name`]); another face renders its own spelling with
+/// [`Error::render`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Call {
+    /// `Table::lookup_all`: every symbol of an ambiguous name.
+    LookupAll,
+    /// `Object::relocate`.
+    Relocate,
+    /// `Object::resolve_btf`.
+    ResolveBtf,
+    /// `Object::resolve_ksyms`.
+    ResolveKsyms,
+    /// `Object::set_map_fd`.
+    SetMapFd,
+    /// `Object::set_attach_target`.
+    SetAttachTarget,
+}
+
+impl Call {
+    /// The Rust spelling, as [`Error::message`] shows it.
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Call::LookupAll => "Table::lookup_all",
+            Call::Relocate => "Object::relocate",
+            Call::ResolveBtf => "Object::resolve_btf",
+            Call::ResolveKsyms => "Object::resolve_ksyms",
+            Call::SetMapFd => "Object::set_map_fd",
+            Call::SetAttachTarget => "Object::set_attach_target",
+        }
+    }
+}
+
+/// A failure: its kind (and code) plus a message a user can act on.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     code: i32,
     message: String,
+    /// Where the message names a [`Call`] (byte offset of its Rust name),
+    /// in ascending order.
+    calls: Vec<(usize, Call)>,
 }
 
 /// Result with the core's [`Error`].
@@ -36,36 +154,46 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// An error with an explicit code (one of the constants of this module or
     /// a negative errno).
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i32, message: impl Into<String>) -> Self {
         Error {
             code,
             message: message.into(),
+            calls: Vec::new(),
         }
     }
 
+    /// An error of a kind, with a message.
+    pub fn with_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self::new(kind.code(), message)
+    }
+
+    /// A [`ErrorKind::NotFound`] error.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(NOT_FOUND, message)
     }
 
+    /// An [`ErrorKind::Invalid`] error.
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(INVALID, message)
     }
 
+    /// An [`ErrorKind::Format`] error.
     pub fn format(message: impl Into<String>) -> Self {
         Self::new(FORMAT, message)
     }
 
+    /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Self {
         Self::new(UNSUPPORTED, message)
     }
 
-    pub fn nomem(what: &str) -> Self {
+    pub(crate) fn nomem(what: &str) -> Self {
         Self::new(NOMEM, format!("out of memory while {what}"))
     }
 
     /// An I/O error: the code is the negative errno (or `KSYM_ERR_INTERNAL`
     /// when the error has none), the message names what was being done.
-    pub fn io(err: &std::io::Error, what: impl fmt::Display) -> Self {
+    pub(crate) fn io(err: &std::io::Error, what: impl fmt::Display) -> Self {
         let code = match err.raw_os_error() {
             Some(errno) if errno > 0 => -errno,
             _ => match err.kind() {
@@ -78,26 +206,71 @@ impl Error {
         Self::new(code, format!("{what}: {err}"))
     }
 
-    /// The errno-style code (negative).
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::from_code(self.code)
+    }
+
+    /// The errno-style code (negative): `self.kind().code()`.
     pub fn code(&self) -> i32 {
         self.code
     }
 
-    /// The human-readable message.
+    /// The human-readable message (functions to call named as in Rust).
     pub fn message(&self) -> &str {
         &self.message
     }
 
+    /// The message with each [`Call`] it names spelled by `name` (the C
+    /// crate's function names, say).
+    pub fn render(&self, name: impl Fn(Call) -> &'static str) -> String {
+        let mut out = String::with_capacity(self.message.len());
+        let mut at = 0;
+        for &(pos, call) in &self.calls {
+            out.push_str(&self.message[at..pos]);
+            out.push_str(name(call));
+            at = pos + call.rust_name().len();
+        }
+        out.push_str(&self.message[at..]);
+        out
+    }
+
+    /// The calls the message names, in order.
+    pub fn calls(&self) -> impl Iterator<Item = Call> + '_ {
+        self.calls.iter().map(|&(_, c)| c)
+    }
+
+    /// Appends `call`'s name, then `rest`, to the message.
+    pub(crate) fn then_call(mut self, call: Call, rest: &str) -> Self {
+        self.calls.push((self.message.len(), call));
+        self.message.push_str(call.rust_name());
+        self.message.push_str(rest);
+        self
+    }
+
     /// The same error with `context: ` in front of its message.
     pub fn context(mut self, context: impl fmt::Display) -> Self {
-        self.message = format!("{context}: {}", self.message);
+        let old = std::mem::take(&mut self.message);
+        self.message = format!("{context}: {old}");
+        let shift = self.message.len() - old.len();
+        for (pos, _) in &mut self.calls {
+            *pos += shift;
+        }
         self
+    }
+
+    /// The same error with `call` and then `rest: ` in front of its
+    /// message (`Object::resolve_btf failed: ...`).
+    pub(crate) fn context_call(self, call: Call, rest: &str) -> Self {
+        let mut e = self.context(format!("{}{rest}", call.rust_name()));
+        e.calls.insert(0, (0, call));
+        e
     }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Error({}, {:?})", code_name(self.code), self.message)
+        write!(f, "Error({:?}, {:?})", self.kind(), self.message)
     }
 }
 
@@ -108,47 +281,3 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-/// The constant's name for a code (for debugging output).
-pub fn code_name(code: i32) -> &'static str {
-    match code {
-        0 => "OK",
-        NOT_FOUND => "KSYM_ERR_NOT_FOUND",
-        INVALID => "KSYM_ERR_INVALID",
-        AMBIGUOUS => "KSYM_ERR_AMBIGUOUS",
-        RESTRICTED => "KSYM_ERR_RESTRICTED",
-        FORMAT => "KSYM_ERR_FORMAT",
-        UNSUPPORTED => "KSYM_ERR_UNSUPPORTED",
-        NOMEM => "KSYM_ERR_NOMEM",
-        INTERNAL => "KSYM_ERR_INTERNAL",
-        _ => "errno",
-    }
-}
-
-/// A static description of a code, as `ksym_strerror` returns it.
-pub fn describe(code: i32) -> &'static std::ffi::CStr {
-    match code {
-        0 => c"success",
-        NOT_FOUND => c"not found",
-        INVALID => c"invalid argument",
-        AMBIGUOUS => c"ambiguous name: several symbols at different addresses",
-        RESTRICTED => c"kernel addresses are hidden (kptr_restrict / CAP_SYSLOG)",
-        FORMAT => c"malformed input data",
-        UNSUPPORTED => c"not supported",
-        NOMEM => c"out of memory",
-        INTERNAL => c"internal error in libksym",
-        -1 => c"operation not permitted",
-        -4 => c"interrupted system call",
-        -5 => c"input/output error",
-        -9 => c"bad file descriptor",
-        -16 => c"device or resource busy",
-        -20 => c"not a directory",
-        -21 => c"is a directory",
-        -24 => c"too many open files",
-        -27 => c"file too large",
-        -28 => c"no space left on device",
-        -36 => c"file name too long",
-        -40 => c"too many levels of symbolic links",
-        _ => c"unknown error",
-    }
-}

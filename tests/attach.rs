@@ -12,10 +12,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{bpftool_dump, Kernel61};
-use ksym::bpf::section::{attach as at, prog, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 use ksym::bpf::Object;
-use ksym::btf::KernelBtf;
-use ksym::error::{INVALID, NOT_FOUND, UNSUPPORTED};
+use ksym::internals::bpf::section::{
+    attach as at, prog, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS,
+};
+use ksym::internals::btf::KernelBtf;
+use ksym::internals::error::{INVALID, NOT_FOUND, UNSUPPORTED};
 
 fn object(name: &str) -> Object {
     Object::open(
@@ -417,7 +419,7 @@ fn errors_name_program_section_and_target() {
     assert_eq!(o.expand(f, b"[", &btf).unwrap_err().code(), INVALID);
     assert_eq!(o.attach_info(999).unwrap_err().code(), NOT_FOUND);
     // A target missing on this kernel: resolve reports it, the others resolve.
-    let other = KernelBtf::open(&ksym::btf::Options {
+    let other = KernelBtf::open(&ksym::internals::btf::Options {
         vmlinux_btf_path: Some(k.vmlinux()),
         module_btf_dir: Some("".into()),
         filter_functions_path: Some("".into()),
@@ -446,7 +448,7 @@ fn missing_targets_and_autoload_per_program() {
     let k = Kernel61::new();
     // 6.1's vmlinux without module BTF: the xfs targets are missing.
     let other = Arc::new(
-        KernelBtf::open(&ksym::btf::Options {
+        KernelBtf::open(&ksym::internals::btf::Options {
             vmlinux_btf_path: Some(k.vmlinux()),
             module_btf_dir: Some("".into()),
             filter_functions_path: Some("".into()),

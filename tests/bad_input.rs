@@ -8,8 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use ksym::error::{Error, FORMAT, NOT_FOUND, RESTRICTED};
-use ksym::table::{Options, Table};
+use ksym::internals::error::{Error, FORMAT, NOT_FOUND, RESTRICTED};
+use ksym::internals::table::{Options, Table};
 
 struct Case {
     input: String,
@@ -30,8 +30,8 @@ fn code_name(c: i32) -> &'static str {
         NOT_FOUND => "KSYM_ERR_NOT_FOUND",
         FORMAT => "KSYM_ERR_FORMAT",
         RESTRICTED => "KSYM_ERR_RESTRICTED",
-        ksym::error::INVALID => "KSYM_ERR_INVALID",
-        ksym::error::UNSUPPORTED => "KSYM_ERR_UNSUPPORTED",
+        ksym::internals::error::INVALID => "KSYM_ERR_INVALID",
+        ksym::internals::error::UNSUPPORTED => "KSYM_ERR_UNSUPPORTED",
         -21 => "-EISDIR",
         _ => "other",
     }
@@ -249,7 +249,10 @@ fn bad_input_table() {
     );
 
     // modules.builtin.ranges.
-    let r = ksym::formats::ranges::Ranges::read(&write("ranges", b"this is not a ranges file\n"));
+    let r = ksym::internals::formats::ranges::Ranges::read(&write(
+        "ranges",
+        b"this is not a ranges file\n",
+    ));
     expect(
         &mut rows,
         "modules.builtin.ranges: garbage",
@@ -260,7 +263,7 @@ fn bad_input_table() {
     expect(
         &mut rows,
         "modules.builtin.ranges: /dev/zero",
-        ksym::formats::ranges::Ranges::read(Path::new("/dev/zero")),
+        ksym::internals::formats::ranges::Ranges::read(Path::new("/dev/zero")),
         FORMAT,
         "MiB",
     );
@@ -276,7 +279,7 @@ fn bad_input_table() {
             b[at] = v;
             if let Err(e) = ksym::bpf::Object::parse(&b) {
                 assert!(
-                    matches!(e.code(), FORMAT | ksym::error::UNSUPPORTED),
+                    matches!(e.code(), FORMAT | ksym::internals::error::UNSUPPORTED),
                     "byte {at} = {v:#x}: {e}"
                 );
                 refused += 1;
@@ -310,7 +313,7 @@ fn bad_input_table() {
     );
 
     // BTF.
-    use ksym::formats::btf::Btf;
+    use ksym::internals::formats::btf::Btf;
     let btf = |types: &[u32], strings: &[u8]| {
         let mut b = vec![0x9f, 0xeb, 1, 0];
         for v in [
@@ -380,7 +383,7 @@ fn bad_input_table() {
     expect(
         &mut rows,
         "kernel config: corrupt gzip",
-        ksym::base::read::read_maybe_gzip(&gz),
+        ksym::internals::base::read::read_maybe_gzip(&gz),
         FORMAT,
         "gzip",
     );

@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{bpftool_dump, Kernel61, TempDir};
-use ksym::btf::targets::TargetKind;
-use ksym::btf::{KernelBtf, Options};
-use ksym::error::{AMBIGUOUS, FORMAT, NOT_FOUND};
-use ksym::formats::btf::{KIND_FUNC, KIND_STRUCT, KIND_TYPEDEF};
-use ksym::rules::query::Query;
+use ksym::internals::btf::targets::TargetKind;
+use ksym::internals::btf::{KernelBtf, Options};
+use ksym::internals::error::{AMBIGUOUS, FORMAT, NOT_FOUND};
+use ksym::internals::formats::btf::{KIND_FUNC, KIND_STRUCT, KIND_TYPEDEF};
+use ksym::internals::rules::query::Query;
 
 fn kind_of(name: &str) -> u32 {
     (1..=19)
-        .find(|&k| ksym::formats::btf::kind_name(k) == name)
+        .find(|&k| ksym::internals::formats::btf::kind_name(k) == name)
         .unwrap_or_else(|| panic!("kind {name}"))
 }
 
@@ -124,7 +124,7 @@ fn names_only_in_modules_duplicates_and_errors() {
     // Bad queries.
     assert_eq!(
         btf.find(b"a`b`c", 0).unwrap_err().code(),
-        ksym::error::INVALID
+        ksym::internals::error::INVALID
     );
 }
 
@@ -195,7 +195,7 @@ fn attach_targets_from_btf_and_kallsyms() {
 fn expanding_patterns() {
     let k = Kernel61::new();
     let btf = k.open();
-    let names = |ts: &[ksym::btf::targets::Target]| -> Vec<String> {
+    let names = |ts: &[ksym::internals::btf::targets::Target]| -> Vec<String> {
         ts.iter()
             .map(|t| {
                 format!(
@@ -247,7 +247,7 @@ fn expanding_patterns() {
     let isra = btf.expand(TargetKind::Kprobe, b"*.isra.0").unwrap();
     assert!(isra.is_empty(), "{:?}", names(&isra));
     let bad = btf.expand(TargetKind::Function, b"[x").unwrap_err();
-    assert_eq!(bad.code(), ksym::error::INVALID);
+    assert_eq!(bad.code(), ksym::internals::error::INVALID);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use common::{bpftool_dump, Kernel61, TempDir};
-use ksym::btf::{KernelBtf, Options};
+use ksym::internals::btf::{KernelBtf, Options};
 
 /// Snapshots are for root only.
 fn root() -> bool {
@@ -117,7 +117,7 @@ fn same_answers(b: &KernelBtf, read: &KernelBtf, oracle: &HashMap<(String, u32),
             Some(id),
             "{name} kind {kind}"
         );
-        let e = &name.as_bytes()[..ksym::btf::index::essential_len(name.as_bytes())];
+        let e = &name.as_bytes()[..ksym::internals::btf::index::essential_len(name.as_bytes())];
         essentials.insert(e.to_vec());
     }
     for e in &essentials {
@@ -160,7 +160,7 @@ fn snapshot_answers_equal_a_read_and_bpftool() {
             second.vmlinux().btf.ty(id).unwrap(),
             read.vmlinux().btf.ty(id).unwrap(),
         );
-        let members = |t: &ksym::formats::btf::Ty<'_>| match t.kind() {
+        let members = |t: &ksym::internals::formats::btf::Ty<'_>| match t.kind() {
             4 | 5 => t.members().collect::<Vec<_>>(),
             _ => Vec::new(),
         };

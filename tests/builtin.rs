@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use ksym::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND};
-use ksym::rules::modules::ModuleKind;
-use ksym::rules::query::normalize_module;
-use ksym::table::{SYM_BUILTIN, SYM_SIZE_EXACT};
-use ksym::{Lookup, Options, Symbol, Table};
+use ksym::internals::error::{AMBIGUOUS, FORMAT, INVALID, NOT_FOUND};
+use ksym::internals::rules::modules::ModuleKind;
+use ksym::internals::rules::query::normalize_module;
+use ksym::internals::table::{SYM_BUILTIN, SYM_SIZE_EXACT};
+use ksym::{Lookup, Symbol, Table, TableOptions as Options};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -457,7 +457,7 @@ fn kallmodsyms_names_builtin_modules_and_exact_sizes() {
     .unwrap();
     assert_eq!(
         t.info().format,
-        ksym::formats::kallsyms::Format::Kallmodsyms
+        ksym::internals::formats::kallsyms::Format::Kallmodsyms
     );
     assert!(
         t.info().diagnostics.iter().any(|d| d.contains("not used")),
@@ -517,7 +517,10 @@ fn vmlinux_elf_gives_exact_sizes() {
         },
     )
     .unwrap();
-    assert_eq!(t.info().size_source, ksym::table::SizeSource::Vmlinux);
+    assert_eq!(
+        t.info().size_source,
+        ksym::internals::table::SizeSource::Vmlinux
+    );
     let s = found(&t, "vmlinux`schedule");
     assert_eq!(
         (s.addr, s.size, s.flags),

@@ -8,7 +8,7 @@ mod common;
 use std::collections::{BTreeSet, HashSet};
 
 use common::Kernel61;
-use ksym::btf::{FilterFunctions, KernelBtf, Options};
+use ksym::internals::btf::{FilterFunctions, KernelBtf, Options};
 
 fn open(file: &str) -> (common::TempDir, KernelBtf) {
     let k = Kernel61::new();

@@ -31,12 +31,13 @@ fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
 fn bpf_object_regressions() {
     let found = inputs("bpf_object");
     assert!(found.len() >= 2, "{}", found.len());
-    let btf = ksym::formats::btf::Btf::parse(
+    let btf = ksym::internals::formats::btf::Btf::parse(
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/vmlinux-small.btf"))
             .unwrap(),
     )
     .unwrap();
-    let kernel = std::sync::Arc::new(ksym::btf::KernelBtf::from_parts(btf, Vec::new()).unwrap());
+    let kernel =
+        std::sync::Arc::new(ksym::internals::btf::KernelBtf::from_parts(btf, Vec::new()).unwrap());
     for (name, data) in found {
         let r = std::panic::catch_unwind(|| {
             let Ok(mut o) = ksym::bpf::Object::parse(&data) else {
@@ -63,7 +64,7 @@ fn btf_regressions() {
     let found = inputs("btf");
     assert!(!found.is_empty());
     for (name, data) in found {
-        match ksym::formats::btf::Btf::parse(data) {
+        match ksym::internals::formats::btf::Btf::parse(data) {
             Ok(b) => {
                 for id in b.own_ids() {
                     let off = b.ty(id).unwrap().name_off;

@@ -8,8 +8,8 @@ mod common;
 use std::collections::HashMap;
 
 use common::{reference, RefSym};
-use ksym::error::{AMBIGUOUS, NOT_FOUND};
-use ksym::{Lookup, Options, Table};
+use ksym::internals::error::{AMBIGUOUS, NOT_FOUND};
+use ksym::{Lookup, Table, TableOptions as Options};
 
 fn is_abs(ty: u8) -> bool {
     ty == b'A' || ty == b'a'

@@ -18,12 +18,12 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use common::{bpftool_dump, reference, skip_need, Need, RefSym};
-use ksym::btf::{KernelBtf, Options as BtfOptions};
-use ksym::error::NOT_FOUND;
-use ksym::formats::btf::{KIND_FUNC, KIND_STRUCT};
-use ksym::resolve::cache::Cache;
-use ksym::resolve::Source;
-use ksym::{Options, Table};
+use ksym::internals::btf::{KernelBtf, Options as BtfOptions};
+use ksym::internals::error::NOT_FOUND;
+use ksym::internals::formats::btf::{KIND_FUNC, KIND_STRUCT};
+use ksym::internals::resolve::cache::Cache;
+use ksym::internals::resolve::Source;
+use ksym::{Table, TableOptions as Options};
 
 /// Module changes are serialised: one test at a time loads or unloads.
 static MODULES: Mutex<()> = Mutex::new(());

@@ -7,7 +7,7 @@
 mod common;
 
 use ksym::bpf::{running_kernel_facts, running_kernel_version};
-use ksym::btf::{KernelBtf, Options};
+use ksym::internals::btf::{KernelBtf, Options};
 
 const fn kv(a: u64, b: u64, c: u64) -> u64 {
     a << 16 | b << 8 | c

@@ -2,6 +2,11 @@
 //! layers below it (HACKING.md, "Architecture"), so no folder imports another
 //! that imports it back. Reads the source: every `crate::x` path outside a
 //! comment counts.
+//!
+//! The C ABI on top of them all is a crate of its own (capi/, package
+//! ksym-capi, which depends on this one): Cargo enforces that layer, since
+//! the core cannot name a crate that depends on it, and capi/ reaches the
+//! core through its public API only.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,12 +28,6 @@ const LAYERS: &[(&str, &[&str])] = &[
         "bpf",
         &[
             "error", "cname", "base", "formats", "rules", "table", "resolve", "btf",
-        ],
-    ),
-    (
-        "ffi",
-        &[
-            "error", "cname", "base", "formats", "rules", "table", "resolve", "btf", "bpf",
         ],
     ),
 ];
@@ -104,4 +103,63 @@ fn the_check_sees_imports() {
         "use crate::rules::query::Query;\n// crate::table\nlet x = crate::base::hash::hash(b\"\");",
     );
     assert_eq!(p.into_iter().collect::<Vec<_>>(), ["base", "rules"]);
+}
+
+/// The string literals of a file's code (not its comments), outside its
+/// `#[cfg(test)]` tail and without escapes resolved.
+fn literals(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+    let mut out = Vec::new();
+    for line in code.lines() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        let mut parts = line.split('"');
+        parts.next();
+        while let Some(lit) = parts.next() {
+            out.push(lit.to_string());
+            parts.next();
+        }
+    }
+    out
+}
+
+/// The core knows no C face: no string of it (an error message, mostly)
+/// names a function of the C API (`ksym_*`); the C crate spells the calls
+/// a message names (`error::Call`) as C functions.
+#[test]
+fn core_strings_name_no_c_function() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        if name.starts_with("tests") {
+            continue;
+        }
+        for lit in literals(&std::fs::read_to_string(f).unwrap()) {
+            let named = lit.match_indices("ksym_").any(|(i, _)| {
+                lit[i + 5..].starts_with(|c: char| c.is_ascii_lowercase())
+                    && (i == 0 || !lit[..i].ends_with(|c: char| c.is_ascii_alphanumeric()))
+            });
+            if named {
+                bad.push(format!(
+                    "{}: \"{lit}\"",
+                    f.strip_prefix(&src).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "core strings naming C functions:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_string_check_sees_c_names() {
+    let l = literals("let a = \"call ksym_bpf_object_relocate first\";\n// \"ksym_x\"\n");
+    assert_eq!(l, ["call ksym_bpf_object_relocate first"]);
 }

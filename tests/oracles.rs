@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use ksym::table::{Lookup, Options, Table};
+use ksym::internals::table::{Lookup, Options, Table};
 
 fn table(kernel: &str) -> (common::TempDir, Table) {
     let (dir, path) = common::data_file(&format!("{kernel}/kallsyms"));
@@ -59,7 +59,7 @@ fn core_addresses_are_system_maps() {
                 checked += 1;
             }
             // System.map has a few symbols kallsyms leaves out.
-            Err(e) if e.code() == ksym::error::NOT_FOUND => absent += 1,
+            Err(e) if e.code() == ksym::internals::error::NOT_FOUND => absent += 1,
             other => panic!("{name}: {other:?}"),
         }
     }
@@ -83,7 +83,7 @@ fn module_symbols_lie_in_their_sections() {
         let mut modules = 0;
         for m in t
             .modules()
-            .filter(|m| m.kind == ksym::rules::modules::ModuleKind::Loadable)
+            .filter(|m| m.kind == ksym::internals::rules::modules::ModuleKind::Loadable)
         {
             let name = m.name.to_string_lossy().into_owned();
             let s = &secs[&name];
@@ -145,7 +145,9 @@ fn patch_sites_symbolize_to_their_function() {
 fn proc_modules_of_real_kernels() {
     for kernel in ["linux-6.1-cloud", "linux-6.12-cloud"] {
         let (_d, t) = table(kernel);
-        let mods = ksym::formats::proc_modules::parse(&common::data(&format!("{kernel}/modules")));
+        let mods = ksym::internals::formats::proc_modules::parse(&common::data(&format!(
+            "{kernel}/modules"
+        )));
         // The modules kallsyms names, loaded, each holding its symbols.
         assert_eq!(mods.len(), 32, "{kernel}");
         for m in &mods {

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::TempDir;
-use ksym::error::{AMBIGUOUS, NOT_FOUND, RESTRICTED};
-use ksym::resolve::cache::Cache;
-use ksym::resolve::{resolve, Answer, Source};
-use ksym::{Lookup, Options, Table};
+use ksym::internals::error::{AMBIGUOUS, NOT_FOUND, RESTRICTED};
+use ksym::internals::resolve::cache::Cache;
+use ksym::internals::resolve::{resolve, Answer, Source};
+use ksym::{Lookup, Table, TableOptions as Options};
 
 fn source(path: &Path) -> Source {
     Source {
@@ -202,7 +202,7 @@ fn restricted_and_malformed_files_fail_the_call() {
     assert!(e.message().contains(":2:"), "{e}");
     let cache = Cache::new(source(&p), Some(dir.path().join("modules")));
     let e = cache.resolve(&[b"foo"]).unwrap_err();
-    assert_eq!(e.code(), ksym::error::FORMAT, "{e}");
+    assert_eq!(e.code(), ksym::internals::error::FORMAT, "{e}");
     assert!(e.message().contains(":2:"), "{e}");
     assert_eq!(cache.stats().entries, 0);
 }
@@ -521,8 +521,8 @@ fn near_matches_from_a_pass_are_the_tables() {
                 _ => continue,
             };
             compared += 1;
-            let parsed = ksym::rules::query::Query::parse(q.as_bytes()).unwrap();
-            let got = ksym::resolve::not_found_error(&src, &parsed).unwrap();
+            let parsed = ksym::internals::rules::query::Query::parse(q.as_bytes()).unwrap();
+            let got = ksym::internals::resolve::not_found_error(&src, &parsed).unwrap();
             assert_eq!(got, want, "{q}");
             with_hints += usize::from(want.message().contains("did you mean"));
         }

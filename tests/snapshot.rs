@@ -11,7 +11,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use common::TempDir;
-use ksym::table::{Lookup, Options, Table};
+use ksym::internals::table::{Lookup, Options, Table};
 
 /// A kernel's files in a temp dir: kallsyms, modules, a boot id, and where
 /// snapshots go.
@@ -77,7 +77,7 @@ fn privileged() -> bool {
     common::root("snapshots") && common::live_kallsyms().is_some()
 }
 
-fn shown(r: ksym::error::Result<Lookup<'_>>) -> String {
+fn shown(r: ksym::internals::error::Result<Lookup<'_>>) -> String {
     match r {
         Ok(Lookup::Found(s)) => format!("found {s:?}"),
         Ok(Lookup::Ambiguous(s, e)) => format!("ambiguous {s:?} {e}"),
@@ -125,7 +125,7 @@ fn snapshot_answers_equal_a_read_on_three_kernels() {
         // from the snapshot alone.
         let (pseudo, plain): (Vec<&[u8]>, Vec<&[u8]>) = names
             .iter()
-            .partition(|n| ksym::rules::modules::is_pseudo_name(n));
+            .partition(|n| ksym::internals::rules::modules::is_pseudo_name(n));
         for n in &plain {
             assert_eq!(
                 shown(t.lookup(n)),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use common::Kernel61;
 use ksym::bpf::{Object, SlotTarget};
-use ksym::error::NOT_FOUND;
+use ksym::internals::error::NOT_FOUND;
 
 /// A struct of bpftool's dump: id, size, members (name, bit offset).
 type Struct = (u32, u32, Vec<(String, u32)>);
@@ -199,8 +199,8 @@ fn struct_ops_maps_before_and_after_kernel_btf() {
 #[test]
 fn struct_ops_of_a_struct_the_kernel_lacks() {
     let mut o = object();
-    let b = ksym::formats::btf::Btf::parse(
-        ksym::formats::btf::read_file(&Kernel61::new().vmlinux()).unwrap(),
+    let b = ksym::internals::formats::btf::Btf::parse(
+        ksym::internals::formats::btf::read_file(&Kernel61::new().vmlinux()).unwrap(),
     )
     .unwrap();
     // The same kernel BTF, but with `bpf_dummy_ops` renamed away.
@@ -211,8 +211,11 @@ fn struct_ops_of_a_struct_the_kernel_lacks() {
         .unwrap();
     raw[pos + 1] = b'X';
     let kernel = Arc::new(
-        ksym::btf::KernelBtf::from_parts(ksym::formats::btf::Btf::parse(raw).unwrap(), Vec::new())
-            .unwrap(),
+        ksym::internals::btf::KernelBtf::from_parts(
+            ksym::internals::formats::btf::Btf::parse(raw).unwrap(),
+            Vec::new(),
+        )
+        .unwrap(),
     );
     let e = o.resolve_btf(&kernel).unwrap_err();
     assert_eq!(e.code(), NOT_FOUND);

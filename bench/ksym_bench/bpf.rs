@@ -3,15 +3,15 @@
 use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 
-use ksym::ffi::bpf::*;
-use ksym::ffi::bpf_maps::*;
-use ksym::ffi::resolve::*;
-use ksym::ffi::table::*;
+use ksym_capi::ffi::bpf::*;
+use ksym_capi::ffi::bpf_maps::*;
+use ksym_capi::ffi::resolve::*;
+use ksym_capi::ffi::table::*;
 
 use crate::common::*;
 
 pub fn last_error() -> String {
-    unsafe { CStr::from_ptr(ksym::ffi::error::ksym_last_error_message()) }
+    unsafe { CStr::from_ptr(ksym_capi::ffi::error::ksym_last_error_message()) }
         .to_string_lossy()
         .into_owned()
 }

@@ -4,9 +4,9 @@ use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
-use ksym::ffi::bpf::*;
-use ksym::ffi::bpf_attach::*;
-use ksym::ffi::btf::*;
+use ksym_capi::ffi::bpf::*;
+use ksym_capi::ffi::bpf_attach::*;
+use ksym_capi::ffi::btf::*;
 
 use crate::bpf::{bpf_open, last_error};
 use crate::common::*;
@@ -53,7 +53,7 @@ fn root() -> bool {
 /// `n` FUNC names of the running kernel's BTF, picked at random.
 fn func_names(n: usize) -> Vec<CString> {
     let data = std::fs::read("/sys/kernel/btf/vmlinux").expect("read /sys/kernel/btf/vmlinux");
-    let btf = ksym::formats::btf::Btf::parse(data).expect("parse vmlinux BTF");
+    let btf = ksym::internals::formats::btf::Btf::parse(data).expect("parse vmlinux BTF");
     let funcs: Vec<u32> = (1..btf.end_id())
         .filter(|&id| btf.ty(id).is_some_and(|t| t.kind() == FUNC))
         .collect();

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use ksym::ffi::table::*;
+use ksym_capi::ffi::table::*;
 
 /// Counts the bytes allocated, to report the peak extra memory of a call.
 pub struct Counting;
@@ -150,7 +150,7 @@ pub fn open_table_with(path: &Path, ranges: Option<&Path>) -> *mut ksym_table {
     };
     let t = unsafe { ksym_table_open(&opts) };
     if t.is_null() {
-        let msg = unsafe { CStr::from_ptr(ksym::ffi::error::ksym_last_error_message()) };
+        let msg = unsafe { CStr::from_ptr(ksym_capi::ffi::error::ksym_last_error_message()) };
         panic!(
             "ksym_table_open({}): {}",
             path.display(),

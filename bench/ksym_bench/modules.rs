@@ -4,7 +4,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 use std::time::Instant;
 
-use ksym::ffi::table::*;
+use ksym_capi::ffi::table::*;
 
 use crate::common::*;
 

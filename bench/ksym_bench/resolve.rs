@@ -3,8 +3,8 @@
 use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 
-use ksym::ffi::resolve::*;
-use ksym::ffi::table::*;
+use ksym_capi::ffi::resolve::*;
+use ksym_capi::ffi::table::*;
 
 use crate::common::*;
 
@@ -77,7 +77,7 @@ pub fn bench_resolve(live: &Path, copy: &Path) {
             r,
             n as i32,
             "{}",
-            unsafe { CStr::from_ptr(ksym::ffi::error::ksym_last_error_message()) }
+            unsafe { CStr::from_ptr(ksym_capi::ffi::error::ksym_last_error_message()) }
                 .to_string_lossy()
         );
     };

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, CString};
 use std::path::Path;
 
-use ksym::ffi::table::*;
+use ksym_capi::ffi::table::*;
 
 use crate::common::*;
 

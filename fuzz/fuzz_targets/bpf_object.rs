@@ -9,9 +9,9 @@ use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
 
 use ksym::bpf::Object;
-use ksym::btf::KernelBtf;
-use ksym::resolve::cache::Cache;
-use ksym::resolve::Source;
+use ksym::internals::btf::KernelBtf;
+use ksym::internals::resolve::cache::Cache;
+use ksym::internals::resolve::Source;
 
 /// A small kallsyms file and BTF made once: the kernel the objects meet.
 fn kernel() -> &'static (Cache, Arc<KernelBtf>) {
@@ -30,7 +30,7 @@ fn kernel() -> &'static (Cache, Arc<KernelBtf>) {
             Some(dir.join("modules")),
         );
         let btf = include_bytes!("../seeds/vmlinux-small.btf");
-        let b = ksym::formats::btf::Btf::parse(btf.to_vec()).unwrap();
+        let b = ksym::internals::formats::btf::Btf::parse(btf.to_vec()).unwrap();
         (cache, Arc::new(KernelBtf::from_parts(b, Vec::new()).unwrap()))
     })
 }

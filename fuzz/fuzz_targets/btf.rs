@@ -5,7 +5,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-use ksym::formats::btf::Btf;
+use ksym::internals::formats::btf::Btf;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(b) = Btf::parse(data.to_vec()) {
@@ -46,16 +46,16 @@ fuzz_target!(|data: &[u8]| {
             }
             let _ = (b.resolve(id), b.size_of(id), b.align_of(id));
         }
-        if let Ok(k) = ksym::btf::KernelBtf::from_parts(b, Vec::new()) {
+        if let Ok(k) = ksym::internals::btf::KernelBtf::from_parts(b, Vec::new()) {
             let _ = k.find(b"task_struct", 0);
             let _ = k.find(b"vmlinux`schedule", 12);
         }
     }
-    if let Ok(b) = ksym::bpf::btf::Btf::parse(data) {
+    if let Ok(b) = ksym::internals::bpf::btf::Btf::parse(data) {
         let _ = b.to_bytes();
         for v in b.ids_of_kind(14).take(64) {
             let _ = b.map_def(v);
         }
-        let _ = ksym::bpf::btf_ext::BtfExt::parse(data, &b);
+        let _ = ksym::internals::bpf::btf_ext::BtfExt::parse(data, &b);
     }
 });

@@ -6,8 +6,8 @@
 use libfuzzer_sys::fuzz_target;
 use std::io::Write;
 
-use ksym::resolve::{resolve, Source};
-use ksym::table::{Lookup, Options, Table};
+use ksym::internals::resolve::{resolve, Source};
+use ksym::internals::table::{Lookup, Options, Table};
 
 fuzz_target!(|data: &[u8]| {
     let table = Table::from_bytes(data, &Options::default());
@@ -40,14 +40,17 @@ fuzz_target!(|data: &[u8]| {
     let (queries, refused): (Vec<&[u8]>, Vec<&[u8]>) = names
         .iter()
         .map(|n| n.as_slice())
-        .partition(|q| ksym::rules::query::Query::parse(q).is_ok());
+        .partition(|q| ksym::internals::rules::query::Query::parse(q).is_ok());
     for q in refused.iter().take(4) {
         let shown = String::from_utf8_lossy(q);
         let t_err = t.lookup(q).err().map(|e| e.code());
         let r_err = resolve(&source, &[q]).err().map(|e| e.code());
         assert_eq!(
             (t_err, r_err),
-            (Some(ksym::error::INVALID), Some(ksym::error::INVALID)),
+            (
+                Some(ksym::internals::error::INVALID),
+                Some(ksym::internals::error::INVALID)
+            ),
             "query {shown:?}: (table, resolver)"
         );
     }

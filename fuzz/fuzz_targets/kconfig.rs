@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fn check(text: &[u8]) {
-    let ok: Vec<(&[u8], &[u8])> = ksym::formats::kconfig::entries(text)
+    let ok: Vec<(&[u8], &[u8])> = ksym::internals::formats::kconfig::entries(text)
         .take(10_000)
         .filter_map(|e| e.ok().map(|e| (e.name, e.value)))
         .collect();
@@ -15,7 +15,7 @@ fn check(text: &[u8]) {
         printed.extend_from_slice(v);
         printed.push(b'\n');
     }
-    let again: Vec<(&[u8], &[u8])> = ksym::formats::kconfig::entries(&printed)
+    let again: Vec<(&[u8], &[u8])> = ksym::internals::formats::kconfig::entries(&printed)
         .map(|e| {
             let e = e.expect("a printed setting parses");
             (e.name, e.value)
@@ -26,7 +26,7 @@ fn check(text: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     if data.starts_with(&[0x1f, 0x8b]) {
-        if let Ok(text) = ksym::base::read::gunzip(data) {
+        if let Ok(text) = ksym::internals::base::read::gunzip(data) {
             check(&text);
         }
     }

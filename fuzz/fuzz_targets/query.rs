@@ -5,7 +5,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-use ksym::rules::query::{Pattern, Query};
+use ksym::internals::rules::query::{Pattern, Query};
 
 fn printed(module: Option<&[u8]>, name: &[u8]) -> Vec<u8> {
     match module {
@@ -29,6 +29,6 @@ fuzz_target!(|data: &[u8]| {
                 let _ = m.matches(l);
             }
         }
-        let _ = ksym::rules::modules::pattern_may_match_pseudo(&p);
+        let _ = ksym::internals::rules::modules::pattern_may_match_pseudo(&p);
     }
 });

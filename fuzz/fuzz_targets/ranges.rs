@@ -4,7 +4,7 @@
 //! and each range carries the names written on its own line, read by the
 //! target itself.
 #![no_main]
-use ksym::formats::ranges::Ranges;
+use ksym::internals::formats::ranges::Ranges;
 use libfuzzer_sys::fuzz_target;
 
 type Line = (u64, u64, Vec<Vec<u8>>);

@@ -21,14 +21,14 @@ use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use ksym::btf::KernelBtf;
-use ksym::table::{Lookup, Table};
+use ksym::internals::btf::KernelBtf;
+use ksym::internals::table::{Lookup, Table};
 
 const BTF: &[u8] = include_bytes!("../seeds/vmlinux-small.btf");
 
 struct Setup {
-    table_opts: ksym::table::Options,
-    btf_opts: ksym::btf::Options,
+    table_opts: ksym::internals::table::Options,
+    btf_opts: ksym::internals::btf::Options,
     table_snap: (PathBuf, Vec<u8>),
     btf_snap: (PathBuf, Vec<u8>),
     /// Names the table holds (plain and module`name), each with the
@@ -104,7 +104,7 @@ fn setup() -> Option<&'static Setup> {
         std::fs::write(&kallsyms, text).unwrap();
         let btf = dir.join("vmlinux.btf");
         std::fs::write(&btf, BTF).unwrap();
-        let table_opts = ksym::table::Options {
+        let table_opts = ksym::internals::table::Options {
             kallsyms_path: Some(kallsyms),
             builtin_ranges_path: Some(PathBuf::new()),
             modules_path: Some(dir.join("no-modules")),
@@ -112,7 +112,7 @@ fn setup() -> Option<&'static Setup> {
             boot_id_path: Some(boot.clone()),
             ..Default::default()
         };
-        let btf_opts = ksym::btf::Options {
+        let btf_opts = ksym::internals::btf::Options {
             vmlinux_btf_path: Some(btf),
             module_btf_dir: Some(PathBuf::new()),
             snapshot_dir: Some(snap.clone()),
@@ -131,7 +131,7 @@ fn setup() -> Option<&'static Setup> {
         names.sort();
         names.dedup();
         // The oracle: the table read from kallsyms itself, no snapshot.
-        let plain = Table::open(&ksym::table::Options {
+        let plain = Table::open(&ksym::internals::table::Options {
             no_snapshot: true,
             ..table_opts.clone()
         })

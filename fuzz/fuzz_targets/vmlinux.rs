@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use ksym::formats::vmlinux::ElfSymbols;
-use ksym::table::{Options, Table, SYM_SIZE_EXACT};
+use ksym::internals::formats::vmlinux::ElfSymbols;
+use ksym::{Table, TableOptions as Options, SYM_SIZE_EXACT};
 
 /// Where `_text` is put in the kallsyms text.
 const KERNEL_TEXT: u64 = 0xffff_ffff_8100_0000;

@@ -259,11 +259,13 @@ fn none_yet(e: std::io::Error, p: &Path) -> String {
 /// What happened with the snapshot, for the stats and the CLI.
 #[derive(Clone, Debug, Default)]
 pub struct SnapshotInfo {
+    /// The snapshot file, when one was looked for.
     pub path: Option<PathBuf>,
     /// What was asked for came from it.
     pub loaded: bool,
     /// A new one was written.
     pub written: bool,
+    /// Its size in bytes.
     pub bytes: usize,
     /// Time spent writing it (0 if none was written).
     pub write_ns: u64,

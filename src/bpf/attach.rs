@@ -12,7 +12,7 @@ use super::struct_ops::OpsMember;
 use super::{Object, Program};
 use crate::btf::targets::{Target, TargetKind};
 use crate::btf::KernelBtf;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use crate::rules::query::Query;
 
 /// A program's attach state: what its section says (shared with its
@@ -349,12 +349,12 @@ impl Object {
                 Some(q) => Self::resolve_one(kernel, kind, p, &q),
                 None if def.attaches_by_btf() => Err(Error::invalid(format!(
                     "program `{}` (section `{}`): no attach target: the section names none, and the \
-                     kernel needs one to load a `{}` program; set it with \
-                     ksym_bpf_program_set_attach_target",
+                     kernel needs one to load a `{}` program; set it with ",
                     p.name.to_string_lossy(),
                     p.section.to_string_lossy(),
                     def.sec.trim_end_matches(['+', '/'])
-                ))),
+                ))
+                .then_call(Call::SetAttachTarget, "")),
                 None => continue,
             };
             let a = &mut self.programs[i].attach;

@@ -18,27 +18,27 @@
 //!   target's: one copy, however many aliases.
 
 mod attach;
-pub mod btf;
-pub mod btf_ext;
-pub mod core;
+pub(crate) mod btf;
+pub(crate) mod btf_ext;
+pub(crate) mod core;
 mod elf;
 mod externs;
 mod file;
-pub mod insn;
-pub mod kinds;
+pub(crate) mod insn;
+pub(crate) mod kinds;
 mod loadable;
 mod map_def;
 mod maps;
 mod reloc;
 mod relocate;
-pub mod section;
+pub(crate) mod section;
 mod struct_ops;
 
 use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 use crate::btf::KernelBtf;
-use crate::error::{Error, Result, AMBIGUOUS, NOT_FOUND, RESTRICTED};
+use crate::error::{Call, Error, Result, AMBIGUOUS, NOT_FOUND, RESTRICTED};
 use crate::formats::btf::Btf as LocalBtf;
 use crate::resolve::cache::Cache;
 use crate::resolve::{not_found_error, resolve_parsed, Source};
@@ -46,8 +46,10 @@ use crate::rules::query::Query;
 pub use attach::AttachInfo;
 pub use externs::{kernel_version_of, running_kernel_version, Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;
+pub use kinds::{attach_type_name, map_type_name, prog_type_name};
 #[doc(hidden)]
 pub use relocate::running_kernel_facts;
+pub use section::{OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -399,10 +401,10 @@ impl Object {
     pub fn insns(&self, prog: usize) -> Result<&[Insn]> {
         let p = self.program(prog)?;
         if !self.relocated {
-            return Err(Error::invalid(format!(
-                "program `{}`: call ksym_bpf_object_relocate first",
-                p.name.to_string_lossy()
-            )));
+            return Err(
+                Error::invalid(format!("program `{}`: call ", p.name.to_string_lossy()))
+                    .then_call(Call::Relocate, " first"),
+            );
         }
         let l = &self.layouts[p.layout];
         if let Some(e) = &l.skipped {

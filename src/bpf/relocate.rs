@@ -8,7 +8,7 @@ use super::core::{self, Cands};
 use super::externs::{self, KernelFacts};
 use super::{reloc, struct_ops, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
 use crate::btf::KernelBtf;
-use crate::error::{Error, Result, INVALID};
+use crate::error::{Call, Error, Result, INVALID};
 
 /// `LINUX_*` values of the running kernel, probed once per process.
 struct RunningKernel<'k> {
@@ -209,15 +209,16 @@ impl Object {
                             INVALID,
                             format!(
                                 "program `{}`, instruction {}: {what} (`{}`) needs the kernel's BTF: \
-                                 call ksym_bpf_object_resolve_btf first",
+                                 call ",
                                 owner(),
                                 r.insn_idx,
                                 self.reloc_symbol(r).to_string_lossy()
                             ),
-                        ));
+                        )
+                        .then_call(Call::ResolveBtf, " first"));
                     }
                     if let Some(e) = &self.btf_error {
-                        return Some(e.clone().context("ksym_bpf_object_resolve_btf failed"));
+                        return Some(e.clone().context_call(Call::ResolveBtf, " failed"));
                     }
                 }
                 for &(fi, site) in &l.core {
@@ -226,15 +227,18 @@ impl Object {
                         Some(Ok(_)) => {}
                         Some(Err(e)) => return Some(e.clone()),
                         None => {
-                            return Some(Error::new(
-                                INVALID,
-                                format!(
-                                    "program `{}`, instruction {fi}: CO-RE relocation {} is not \
-                                     resolved: call ksym_bpf_object_resolve_btf",
-                                    owner(),
-                                    s.text.to_string_lossy()
-                                ),
-                            ))
+                            return Some(
+                                Error::new(
+                                    INVALID,
+                                    format!(
+                                        "program `{}`, instruction {fi}: CO-RE relocation {} is \
+                                         not resolved: call ",
+                                        owner(),
+                                        s.text.to_string_lossy()
+                                    ),
+                                )
+                                .then_call(Call::ResolveBtf, ""),
+                            )
                         }
                     }
                 }
@@ -250,13 +254,13 @@ impl Object {
                     Error::new(
                         INVALID,
                         format!(
-                            "program `{}`, instruction {}: map `{}` has no fd: create it and call \
-                             ksym_bpf_object_set_map_fd",
+                            "program `{}`, instruction {}: map `{}` has no fd: create it and call ",
                             owner(),
                             r.insn_idx,
                             self.maps[m].name.to_string_lossy()
                         ),
                     )
+                    .then_call(Call::SetMapFd, "")
                 })
             }),
             _ => {
@@ -270,13 +274,13 @@ impl Object {
                         Error::new(
                             INVALID,
                             format!(
-                                "program `{}`, instruction {}: extern `{}` is not resolved: call \
-                                 ksym_bpf_object_resolve_ksyms first",
+                                "program `{}`, instruction {}: extern `{}` is not resolved: call ",
                                 owner(),
                                 r.insn_idx,
                                 self.reloc_symbol(r).to_string_lossy()
                             ),
                         )
+                        .then_call(Call::ResolveKsyms, " first")
                     })
             }
         }

@@ -122,7 +122,7 @@ fn kernel_btf_features_wait_for_resolve_btf() {
         assert!(
             m.contains(&format!("program `{prog}`"))
                 && m.contains(what)
-                && m.contains("ksym_bpf_object_resolve_btf"),
+                && m.contains("Object::resolve_btf"),
             "{f}: {e}"
         );
     }

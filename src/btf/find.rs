@@ -8,7 +8,7 @@ use super::*;
 
 impl KernelBtf {
     /// Looks up `name`, `module`name` or `vmlinux`name` of `kind` (0: any
-    /// kind) as [`BtfScope`] says. BTF names may hold spaces (`unsigned
+    /// kind) as `BtfScope` says. BTF names may hold spaces (`unsigned
     /// int`): the query is split at its backtick only.
     pub fn find(&self, query: &[u8], kind: u32) -> Result<Found<'_>> {
         let q = Query::split(query)?;

@@ -70,8 +70,11 @@ struct ModuleBtf {
 pub struct Found<'k> {
     /// 0 for vmlinux, `k + 1` for module `k`.
     pub obj: usize,
+    /// The type id in its BTF object.
     pub id: u32,
+    /// Its kind (`BTF_KIND_*`).
     pub kind: u32,
+    /// Its name.
     pub name: CName<'k>,
 }
 
@@ -99,16 +102,21 @@ pub struct Stats {
     pub vmlinux_types: u32,
     /// Modules with BTF, and how many were read.
     pub modules: usize,
+    /// Modules whose BTF was read (on demand).
     pub modules_read: usize,
+    /// Bytes held for the BTF read so far.
     pub memory: usize,
     /// The state of the filter functions, if they were asked for.
     pub filter_checked: bool,
+    /// The filter functions carried addresses (`_addrs`).
     pub filter_sites: bool,
+    /// The filter functions could not be read.
     pub filter_unavailable: bool,
     /// The kernel's BTF object ids could be listed.
     pub objects_listed: bool,
     /// vmlinux's check and index came from a snapshot, or one was written.
     pub snapshot_loaded: bool,
+    /// A snapshot was written.
     pub snapshot_written: bool,
 }
 

@@ -124,7 +124,7 @@ fn btf_module<'s>(s: &Symbol<'s>) -> &'s [u8] {
 }
 
 impl KernelBtf {
-    /// A [`Text`] as a C string, borrowed from this handle.
+    /// A `Text` as a C string, borrowed from this handle.
     pub fn text<'k>(&'k self, t: &'k Text) -> &'k CStr {
         match t {
             Text::Btf { obj, off } => self

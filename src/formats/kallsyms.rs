@@ -50,6 +50,7 @@ impl Format {
         }
     }
 
+    /// The format's name (`kallsyms`, `kallmodsyms`).
     pub fn name(self) -> &'static str {
         match self {
             Format::Kallsyms => "kallsyms",

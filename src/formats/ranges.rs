@@ -59,7 +59,7 @@ pub fn default_path() -> Option<PathBuf> {
     )
 }
 
-/// The ranges file an option names: `None` is [`default_path`] if it
+/// The ranges file an option names: `None` is `default_path()` if it
 /// exists, an empty path is none, anything else is itself.
 pub fn from_option(opt: Option<&Path>) -> Option<PathBuf> {
     match opt {

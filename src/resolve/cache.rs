@@ -194,6 +194,7 @@ impl Cache {
         &self.source
     }
 
+    /// The cache's counters so far.
     pub fn stats(&self) -> CacheStats {
         self.lock().stats
     }

@@ -90,9 +90,11 @@ impl Source {
 /// Facts about one pass.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassStats {
+    /// Bytes read.
     pub bytes: usize,
+    /// Lines read.
     pub lines: usize,
-    /// Lines walked the fast way ([`walk_kallsyms64`]), the others line by line.
+    /// Lines walked the fast way (`walk_kallsyms64`), the others line by line.
     pub fast_lines: usize,
     /// The pass stopped at the first module line (every query `vmlinux`-qualified).
     pub stopped_early: bool,

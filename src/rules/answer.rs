@@ -18,7 +18,7 @@
 
 use super::modules::{ModId, ModuleSet, OwnerId, VMLINUX_MOD, VMLINUX_OWNER};
 use super::query::Query;
-use crate::error::{Error, AMBIGUOUS, NOT_FOUND, RESTRICTED};
+use crate::error::{Call, Error, AMBIGUOUS, NOT_FOUND, RESTRICTED};
 
 /// Which symbols a query's module part selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,10 +147,11 @@ pub fn ambiguous<'a>(
         AMBIGUOUS,
         format!(
             "`{q}` is ambiguous: symbols at {n} different addresses ({}{more}); \
-             qualify it as module`name, or list them all with ksym_lookup_all",
+             qualify it as module`name, or list them all with ",
             shown.join(", ")
         ),
     )
+    .then_call(Call::LookupAll, "")
 }
 
 /// `KSYM_ERR_NOT_FOUND` for `q` in `source`, which `filter` was made for,

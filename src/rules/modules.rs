@@ -43,6 +43,7 @@ pub enum ModuleKind {
 }
 
 impl ModuleKind {
+    /// The kind's name, as the CLI prints it.
     pub fn name(self) -> &'static str {
         match self {
             ModuleKind::Vmlinux => "vmlinux",

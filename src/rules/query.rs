@@ -15,6 +15,7 @@ pub const VMLINUX: &[u8] = b"vmlinux";
 pub struct Query<'a> {
     /// `None` for an unqualified name.
     pub module: Option<&'a [u8]>,
+    /// The symbol name.
     pub name: &'a [u8],
 }
 

@@ -40,7 +40,7 @@ impl Table {
     // ----- name -> symbol --------------------------------------------------
 
     /// Looks up `name`, `module`name` or `vmlinux`name` exactly (`foo` does
-    /// not match `foo.cold` or `__pfx_foo`), as [`crate::rules::answer`]
+    /// not match `foo.cold` or `__pfx_foo`), as `rules::answer`
     /// says.
     pub fn lookup(&self, query: &[u8]) -> Result<Lookup<'_>> {
         // Whitespace is checked only when nothing matched: no name or module

@@ -81,9 +81,11 @@ pub struct Options {
 /// A symbol as the table hands it out. Strings borrow from the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Symbol<'t> {
+    /// The address (0 when the kernel hides addresses).
     pub addr: u64,
     /// 0 when unknown (the last symbol of a region, without exact sizes).
     pub size: u64,
+    /// The symbol's name.
     pub name: CName<'t>,
     /// `vmlinux` for the core kernel, else the module.
     pub module: CName<'t>,
@@ -128,8 +130,11 @@ pub enum SizeSource {
 pub struct Info {
     /// The file read, or `<buffer>`.
     pub source: String,
+    /// The format of the file read.
     pub format: Format,
+    /// Lines parsed.
     pub lines: usize,
+    /// Bytes read.
     pub file_bytes: usize,
     /// Time to read the file (0 for buffers).
     pub read_ns: u64,
@@ -137,6 +142,7 @@ pub struct Info {
     pub parse_ns: u64,
     /// Time spent attributing symbols to built-in modules and applying sizes.
     pub attribution_ns: u64,
+    /// Where symbol sizes came from.
     pub size_source: SizeSource,
     /// Built-in ranges file used, if any.
     pub builtin_ranges: Option<PathBuf>,
@@ -149,10 +155,15 @@ pub struct Info {
 /// A module as listed by [`Table::modules`].
 #[derive(Clone, Copy, Debug)]
 pub struct ModuleInfo<'t> {
+    /// The module's name.
     pub name: CName<'t>,
+    /// Loadable, built-in or pseudo-module.
     pub kind: ModuleKind,
+    /// Symbols the table holds for it.
     pub symbols: usize,
+    /// Its lowest symbol address.
     pub lo: u64,
+    /// Its highest symbol address.
     pub hi: u64,
 }
 
@@ -227,7 +238,7 @@ impl Table {
     /// and exact sizes where the options provide them.
     ///
     /// For the running kernel (as root, reading real addresses) a snapshot
-    /// of the table is tried first (see [`snapshot`]); on a miss the file is
+    /// of the table is tried first (see HACKING.md, snapshots); on a miss the file is
     /// read and a snapshot written for the next open. The answers are the
     /// same either way.
     pub fn open(opts: &Options) -> Result<Table> {
@@ -457,10 +468,12 @@ impl Table {
         self.entries.len()
     }
 
+    /// The table holds no symbol.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// How the table was built.
     pub fn info(&self) -> &Info {
         &self.info
     }
@@ -579,6 +592,7 @@ impl Table {
         self.fresh.as_ref().is_some_and(|f| f.table.get().is_some())
     }
 
+    /// The number of modules ([`Table::modules`]).
     pub fn module_count(&self) -> usize {
         self.modules.len()
     }

@@ -5,14 +5,22 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ksym::btf::{KernelBtf, Options};
+use ksym::internals::btf::{KernelBtf, Options};
+
+/// The project's top directory, from the core's tests and from capi's.
+pub fn repo() -> &'static Path {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if dir.join("tests/data").is_dir() {
+        dir
+    } else {
+        dir.parent().unwrap()
+    }
+}
 
 /// The bundled data set `name` (e.g. "linux-6.12-cloud/kallsyms"),
 /// decompressed from tests/data/NAME.gz.
 pub fn data(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(format!("{name}.gz"));
+    let path = repo().join("tests/data").join(format!("{name}.gz"));
     let f = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(f)

@@ -8,9 +8,9 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use super::table::{ksym_table, table_ref};
 use super::{int_call, value_call};
-use crate::error::Error;
-use crate::rules::modules::ModuleKind;
-use crate::table::ModuleInfo;
+use ksym::Error;
+use ksym::ModuleInfo;
+use ksym::ModuleKind;
 
 /// What a module is (ksym_module_info.kind).
 #[repr(C)]

@@ -1,7 +1,7 @@
 //! The C ABI: the only place that sees raw pointers.
 //!
-//! Every exported function runs its body through [`int_call`] or
-//! [`ptr_call`]: a panic is caught (it never unwinds into C) and reported as
+//! Every exported function runs its body through `int_call` or
+//! `ptr_call`: a panic is caught (it never unwinds into C) and reported as
 //! `KSYM_ERR_INTERNAL`; an error is recorded as the thread-local last error;
 //! success clears it. This layer converts arguments and results and holds no
 //! logic of its own.
@@ -44,7 +44,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use crate::error::{Error, Result, INTERNAL, INVALID};
+use ksym::{Error, ErrorKind, Result};
 
 /// Runs an `int`-returning body at the boundary: `Ok(n)` returns `n`
 /// (clearing the last error), `Err(e)` records `e` and returns its code, a
@@ -107,8 +107,8 @@ fn panic_error(p: Box<dyn std::any::Any + Send>) -> Error {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
-    Error::new(
-        INTERNAL,
+    Error::with_kind(
+        ErrorKind::Internal,
         format!("internal error in libksym (please report): {what}"),
     )
 }
@@ -220,8 +220,8 @@ pub(crate) unsafe fn write_out<T: Copy>(p: *mut T, val: T, what: &str) -> Result
 /// Checks `flags` against the known bits.
 pub(crate) fn check_flags(flags: u32, known: u32, what: &str) -> Result<()> {
     if flags & !known != 0 {
-        return Err(Error::new(
-            INVALID,
+        return Err(Error::with_kind(
+            ErrorKind::Invalid,
             format!("{what}: unknown flag bits {:#x}", flags & !known),
         ));
     }
@@ -240,6 +240,7 @@ pub(crate) fn check_reserved(v: u32, what: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::error::{KSYM_ERR_INTERNAL as INTERNAL, KSYM_ERR_INVALID as INVALID};
     use super::*;
 
     #[derive(Clone, Copy, Debug, Default)]

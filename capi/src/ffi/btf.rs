@@ -11,8 +11,8 @@ use std::sync::Arc;
 use super::{
     c_bytes, c_path, check_flags, check_reserved, int_call, non_null, ptr_call, read_opts,
 };
-use crate::btf::{KernelBtf, Options};
-use crate::error::Result;
+use ksym::Result;
+use ksym::{BtfOptions as Options, KernelBtf};
 
 /// Options of `ksym_btf_open`. Declare with `KSYM_OPTS(ksym_btf_opts, opts,
 /// ...)`; NULL means the running kernel's.

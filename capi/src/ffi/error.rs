@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 
-use crate::error::Error;
+use ksym::{Call, Error};
 
 // The header defines these itself, parenthesised (cbindgen would write
 // `#define KSYM_ERR_INVALID -22`, and `x-KSYM_ERR_INVALID` would read as
@@ -65,9 +65,31 @@ thread_local! {
     };
 }
 
+/// The C function a message tells the caller to call (the core names it
+/// as Rust does: `Object::relocate`).
+pub(crate) fn c_name(call: Call) -> &'static str {
+    match call {
+        Call::LookupAll => "ksym_lookup_all",
+        Call::Relocate => "ksym_bpf_object_relocate",
+        Call::ResolveBtf => "ksym_bpf_object_resolve_btf",
+        Call::ResolveKsyms => "ksym_bpf_object_resolve_ksyms",
+        Call::SetMapFd => "ksym_bpf_object_set_map_fd",
+        Call::SetAttachTarget => "ksym_bpf_program_set_attach_target",
+        // A call added to the core without its C name here: its Rust name
+        // still tells the caller what to do.
+        c => c.rust_name(),
+    }
+}
+
+/// The message of `e` as C callers read it: the functions it names
+/// spelled as C functions.
+pub(crate) fn c_message(e: &Error) -> String {
+    e.render(c_name)
+}
+
 /// Records `e` as this thread's last error and returns its code.
 pub(crate) fn record(e: &Error) -> c_int {
-    let text = CString::new(e.message().replace('\0', "\\0")).unwrap_or_default();
+    let text = CString::new(c_message(e).replace('\0', "\\0")).unwrap_or_default();
     LAST.with(|l| {
         let mut l = l.borrow_mut();
         l.code = e.code();
@@ -110,7 +132,35 @@ pub extern "C" fn ksym_last_error_message() -> *const c_char {
 /// A static description of an error code (any negative errno works too).
 #[no_mangle]
 pub extern "C" fn ksym_strerror(err: c_int) -> *const c_char {
-    crate::error::describe(err).as_ptr()
+    describe(err).as_ptr()
+}
+
+/// A static description of a code, as `ksym_strerror` returns it.
+fn describe(code: c_int) -> &'static std::ffi::CStr {
+    match code {
+        0 => c"success",
+        KSYM_ERR_NOT_FOUND => c"not found",
+        KSYM_ERR_INVALID => c"invalid argument",
+        KSYM_ERR_AMBIGUOUS => c"ambiguous name: several symbols at different addresses",
+        KSYM_ERR_RESTRICTED => c"kernel addresses are hidden (kptr_restrict / CAP_SYSLOG)",
+        KSYM_ERR_FORMAT => c"malformed input data",
+        KSYM_ERR_UNSUPPORTED => c"not supported",
+        KSYM_ERR_NOMEM => c"out of memory",
+        KSYM_ERR_INTERNAL => c"internal error in libksym",
+        -1 => c"operation not permitted",
+        -4 => c"interrupted system call",
+        -5 => c"input/output error",
+        -9 => c"bad file descriptor",
+        -16 => c"device or resource busy",
+        -20 => c"not a directory",
+        -21 => c"is a directory",
+        -24 => c"too many open files",
+        -27 => c"file too large",
+        -28 => c"no space left on device",
+        -36 => c"file name too long",
+        -40 => c"too many levels of symbolic links",
+        _ => c"unknown error",
+    }
 }
 
 #[cfg(test)]
@@ -128,13 +178,71 @@ mod tests {
         assert_eq!(KSYM_ERR_UNSUPPORTED, -libc::EOPNOTSUPP);
         assert_eq!(KSYM_ERR_NOMEM, -libc::ENOMEM);
         assert_eq!(KSYM_ERR_INTERNAL, -libc::ENOTRECOVERABLE);
-        assert_eq!(KSYM_ERR_NOT_FOUND, crate::error::NOT_FOUND);
-        assert_eq!(KSYM_ERR_INTERNAL, crate::error::INTERNAL);
+    }
+
+    /// Each kind of the core's errors is its C code (the constants above,
+    /// checked against libc's errno values and the header's macros), and a
+    /// code is read back as its kind.
+    #[test]
+    fn error_kinds_are_the_c_codes() {
+        use ksym::ErrorKind as K;
+        let pairs = [
+            (K::NotFound, KSYM_ERR_NOT_FOUND),
+            (K::Invalid, KSYM_ERR_INVALID),
+            (K::Ambiguous, KSYM_ERR_AMBIGUOUS),
+            (K::Restricted, KSYM_ERR_RESTRICTED),
+            (K::Format, KSYM_ERR_FORMAT),
+            (K::Unsupported, KSYM_ERR_UNSUPPORTED),
+            (K::NoMem, KSYM_ERR_NOMEM),
+            (K::Internal, KSYM_ERR_INTERNAL),
+            (K::Os(libc::EPERM), -libc::EPERM),
+            (K::Os(libc::EBUSY), -libc::EBUSY),
+        ];
+        for (kind, code) in pairs {
+            assert_eq!(kind.code(), code, "{kind:?}");
+            assert_eq!(K::from_code(code), kind, "{code}");
+            assert_eq!(Error::with_kind(kind, "x").code(), code);
+        }
+    }
+
+    /// The C message names C functions, byte for byte where the Rust one
+    /// names Rust's: the core's real error for an object relocated before
+    /// its maps have fds.
+    #[test]
+    fn c_messages_name_c_functions() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../c-tests/bpf/aliases.bpf.o");
+        let mut o = ksym::bpf::Object::open(std::path::Path::new(path)).unwrap();
+        let e = o.relocate().unwrap_err();
+        let rust = e.message();
+        assert!(
+            rust.contains("create it and call Object::set_map_fd"),
+            "{rust}"
+        );
+        assert!(!rust.contains("ksym_"), "{rust}");
+        record(&e);
+        // SAFETY: ksym_last_error_message returns a valid C string.
+        let c = unsafe { CStr::from_ptr(ksym_last_error_message()) };
+        assert_eq!(
+            c.to_str().unwrap(),
+            rust.replace("Object::set_map_fd", "ksym_bpf_object_set_map_fd")
+        );
+        assert_eq!(e.calls().collect::<Vec<_>>(), [Call::SetMapFd]);
+        // Context in front keeps the call where it is.
+        let e = e.context("loading");
+        record(&e);
+        // SAFETY: as above.
+        let c = unsafe { CStr::from_ptr(ksym_last_error_message()) };
+        let c = c.to_str().unwrap();
+        assert!(c.starts_with("loading: program `"), "{c}");
+        assert!(
+            c.ends_with("create it and call ksym_bpf_object_set_map_fd"),
+            "{c}"
+        );
     }
 
     #[test]
     fn header_defines_the_same_values() {
-        let h = include_str!("../../include/ksym.h");
+        let h = include_str!("../../../include/ksym.h");
         for (name, v) in [
             ("KSYM_ERR_NOT_FOUND", KSYM_ERR_NOT_FOUND),
             ("KSYM_ERR_INVALID", KSYM_ERR_INVALID),

@@ -9,8 +9,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::ops::ControlFlow;
 
 use super::{c_bytes, c_path, check_flags, int_call, non_null, ptr_call, read_opts, value_call};
-use crate::error::{Error, Result};
-use crate::table::{Lookup, Options, SizeSource, Symbol, Table};
+use ksym::{Error, Result};
+use ksym::{Lookup, SizeSource, Symbol, Table, TableOptions as Options};
 
 /// Options of `ksym_table_open` and `ksym_cache_new`. Declare with
 /// `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
@@ -112,7 +112,7 @@ impl From<&Symbol<'_>> for ksym_symbol {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::{SYM_BUILTIN, SYM_SIZE_EXACT};
+    use ksym::{SYM_BUILTIN, SYM_SIZE_EXACT};
 
     #[test]
     fn flag_values_match_the_core() {
@@ -495,7 +495,7 @@ pub unsafe extern "C" fn ksym_table_stats(
         let t = unsafe { table_ref(table) }?;
         let i = t.table.info();
         let mut flags = 0;
-        if i.format == crate::formats::kallsyms::Format::Kallmodsyms {
+        if i.format == ksym::KallsymsFormat::Kallmodsyms {
             flags |= KSYM_STATS_KALLMODSYMS;
         }
         if i.builtin_ranges.is_some() {

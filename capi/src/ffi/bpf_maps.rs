@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_void};
 
 use super::bpf::{find_by_name, ksym_bpf_object, obj_mut, obj_ref};
 use super::{int_call, value_call, write_out};
-use crate::bpf::{ExternKind, Object, SlotTarget};
+use ksym::bpf::{ExternKind, Object, SlotTarget};
 
 /// A map (output struct: set `sz`).
 #[repr(C)]

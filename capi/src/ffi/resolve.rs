@@ -8,10 +8,9 @@ use std::ffi::{c_char, c_int, CStr};
 
 use super::table::{ksym_table_opts, options_from};
 use super::{c_path, int_call, non_null, ptr_call, value_call};
-use crate::error::{Error, Result};
-use crate::formats::ranges;
-use crate::resolve::cache::Cache;
-use crate::resolve::{parse_queries, resolve_each, Source};
+use ksym::Cache;
+use ksym::{parse_queries, resolve_each, Source};
+use ksym::{Error, Result};
 
 /// A pull-through cache of resolved names (opaque). Internally synchronised:
 /// any number of threads may use one at once.
@@ -127,7 +126,7 @@ pub unsafe extern "C" fn ksym_cache_new(opts: *const ksym_table_opts) -> *mut ks
         let o = unsafe { options_from(opts) }?;
         let source = Source {
             kallsyms_path: o.kallsyms_path,
-            builtin_ranges: ranges::from_option(o.builtin_ranges_path.as_deref()),
+            builtin_ranges: ksym::builtin_ranges_path(o.builtin_ranges_path.as_deref()),
         };
         Ok(Box::into_raw(Box::new(ksym_cache {
             cache: Cache::new(source, o.modules_path),

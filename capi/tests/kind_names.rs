@@ -7,6 +7,7 @@
 //! "UNKNOWN" for `BTF_KIND_UNKN`). libbpf itself is the oracle of
 //! c-tests/libbpf/test_kind_names.c.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;
@@ -14,7 +15,7 @@ use std::ffi::CStr;
 use std::path::Path;
 use std::process::Command;
 
-use ksym::ffi::kinds::{
+use ksym_capi::ffi::kinds::{
     ksym_bpf_attach_type_str, ksym_bpf_map_type_str, ksym_bpf_prog_type_str, ksym_btf_kind_str,
 };
 

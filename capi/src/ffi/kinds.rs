@@ -7,8 +7,7 @@
 
 use std::ffi::{c_char, CStr};
 
-use crate::bpf::kinds;
-use crate::formats::btf;
+use ksym::bpf as kinds;
 
 fn ptr(name: Option<&'static CStr>) -> *const c_char {
     name.map_or(std::ptr::null(), CStr::as_ptr)
@@ -35,5 +34,5 @@ pub extern "C" fn ksym_bpf_map_type_str(map_type: u32) -> *const c_char {
 /// The name of a BTF kind (`BTF_KIND_*`), as the kernel and bpftool print it.
 #[no_mangle]
 pub extern "C" fn ksym_btf_kind_str(kind: u32) -> *const c_char {
-    ptr(btf::kind_str(kind))
+    ptr(ksym::btf_kind_name(kind))
 }

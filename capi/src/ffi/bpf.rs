@@ -9,8 +9,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
-use crate::bpf::{Object, RelocKind};
-use crate::error::Result;
+use ksym::bpf::{Object, RelocKind};
+use ksym::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
 pub struct ksym_bpf_object {
@@ -29,8 +29,8 @@ pub struct ksym_bpf_insn {
 }
 
 const _: () = {
-    assert!(std::mem::size_of::<ksym_bpf_insn>() == std::mem::size_of::<crate::bpf::Insn>());
-    assert!(std::mem::align_of::<ksym_bpf_insn>() == std::mem::align_of::<crate::bpf::Insn>());
+    assert!(std::mem::size_of::<ksym_bpf_insn>() == std::mem::size_of::<ksym::bpf::Insn>());
+    assert!(std::mem::align_of::<ksym_bpf_insn>() == std::mem::align_of::<ksym::bpf::Insn>());
 };
 
 /// A program (output struct: set `sz`).
@@ -488,7 +488,7 @@ pub unsafe extern "C" fn ksym_bpf_program_func_info(
     value_call(std::ptr::null(), || {
         // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
-        unsafe { records(o.func_info(prog), crate::bpf::FUNC_INFO_SIZE, rec_size, cnt) }
+        unsafe { records(o.func_info(prog), ksym::bpf::FUNC_INFO_SIZE, rec_size, cnt) }
     })
 }
 
@@ -509,7 +509,7 @@ pub unsafe extern "C" fn ksym_bpf_program_line_info(
     value_call(std::ptr::null(), || {
         // SAFETY: `obj` as # Safety says.
         let o = unsafe { obj_ref(obj) }?;
-        unsafe { records(o.line_info(prog), crate::bpf::LINE_INFO_SIZE, rec_size, cnt) }
+        unsafe { records(o.line_info(prog), ksym::bpf::LINE_INFO_SIZE, rec_size, cnt) }
     })
 }
 

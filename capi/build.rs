@@ -1,4 +1,5 @@
-//! Sets the shared library's soname and, with the `generate-header`
+//! Sets the shared library's soname (libksym.so.MAJOR, whatever the
+//! file cargo writes is called) and, with the `generate-header`
 //! feature, regenerates the C header from src/ffi with cbindgen, laid out
 //! by topic (tools/header_layout.rs).
 
@@ -56,7 +57,7 @@ mod header {
         println!("cargo:rerun-if-env-changed=KSYM_HEADER_OUT");
         let out = std::env::var_os("KSYM_HEADER_OUT")
             .map(PathBuf::from)
-            .unwrap_or_else(|| dir.join("include/ksym.h"));
+            .unwrap_or_else(|| dir.join("../include/ksym.h"));
         let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
         // cbindgen writes the items only; the layout writes the frame.
         let mut items_only = config.clone();

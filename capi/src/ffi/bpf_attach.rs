@@ -31,11 +31,11 @@ pub const KSYM_ATTACH_TARGET_AT_LOAD: c_uint = 8;
 /// `retprobe` config bit, `BPF_F_KPROBE_MULTI_RETURN`, or tracefs' `r:`).
 pub const KSYM_ATTACH_RETPROBE: c_uint = 16;
 const _: () = assert!(
-    KSYM_ATTACH_SLEEPABLE == crate::bpf::section::SLEEPABLE
-        && KSYM_ATTACH_XDP_FRAGS == crate::bpf::section::XDP_FRAGS
-        && KSYM_ATTACH_OPTIONAL == crate::bpf::section::OPTIONAL
-        && KSYM_ATTACH_TARGET_AT_LOAD == crate::bpf::section::TARGET_AT_LOAD
-        && KSYM_ATTACH_RETPROBE == crate::bpf::section::RETPROBE
+    KSYM_ATTACH_SLEEPABLE == ksym::bpf::SLEEPABLE
+        && KSYM_ATTACH_XDP_FRAGS == ksym::bpf::XDP_FRAGS
+        && KSYM_ATTACH_OPTIONAL == ksym::bpf::OPTIONAL
+        && KSYM_ATTACH_TARGET_AT_LOAD == ksym::bpf::TARGET_AT_LOAD
+        && KSYM_ATTACH_RETPROBE == ksym::bpf::RETPROBE
 );
 
 /// Where a program or alias attaches (output struct: set `sz`).

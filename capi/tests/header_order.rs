@@ -205,7 +205,7 @@ fn toml_string(toml: &str, key: &str) -> String {
 fn the_committed_header_is_the_layout_of_the_current_source() {
     let root = env!("CARGO_MANIFEST_DIR");
     let read = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();
-    let header = read("include/ksym.h");
+    let header = read("../include/ksym.h");
     let toml = read("cbindgen.toml");
     let (top, prelude) = (
         toml_string(&toml, "header"),

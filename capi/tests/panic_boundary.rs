@@ -5,9 +5,9 @@
 
 use std::ffi::CStr;
 
-use ksym::ffi::error::{ksym_last_error, ksym_last_error_message};
-use ksym::ffi::table::{ksym_lookup, ksym_symbol, ksym_table_free, ksym_table_from_buffer};
-use ksym::ffi::test_hooks::{ksym_test_panic, ksym_test_panic_ptr};
+use ksym_capi::ffi::error::{ksym_last_error, ksym_last_error_message};
+use ksym_capi::ffi::table::{ksym_lookup, ksym_symbol, ksym_table_free, ksym_table_from_buffer};
+use ksym_capi::ffi::test_hooks::{ksym_test_panic, ksym_test_panic_ptr};
 
 const INTERNAL: i32 = -131;
 

@@ -22,7 +22,7 @@ pub extern "C" fn ksym_test_panic(what: c_int) -> c_int {
 /// Panics inside a pointer-returning call (NULL comes back).
 #[no_mangle]
 pub extern "C" fn ksym_test_panic_ptr() -> *mut u8 {
-    ptr_call(|| -> crate::error::Result<*mut u8> {
+    ptr_call(|| -> ksym::Result<*mut u8> {
         let v: Vec<u8> = Vec::new();
         // An index past the end: the kind of bug the boundary is for.
         let i = v.len() + 1;
