@@ -338,7 +338,7 @@ fn loadable_btf_has_the_fixups() {
                 linkage: btf::VAR_GLOBAL_ALLOCATED
             }
         );
-        assert_eq!(b.size_of(t.size_type), Some(4));
+        assert_eq!(b.size_of(t.size_type).unwrap(), Some(4));
     }
     assert!(!b.types.iter().any(|t| matches!(
         t.extra,
