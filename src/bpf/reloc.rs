@@ -8,10 +8,10 @@ use std::ffi::CString;
 
 use super::btf_ext::BtfExt;
 use super::elf::{Sec, Sym};
-use super::externs::ExternKind;
+use super::externs::{Extern, ExternKind};
 use super::insn::{self, Insns};
-use super::{
-    CoreSite, Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
+use super::object::{
+    CoreSite, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
 };
 use crate::error::{Error, Result};
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::insn::{self, Insn};
+use super::object::*;
 use super::*;
 use crate::btf::KernelBtf;
 use crate::error::INVALID;
