@@ -105,6 +105,76 @@ fn the_check_sees_imports() {
     assert_eq!(p.into_iter().collect::<Vec<_>>(), ["base", "rules"]);
 }
 
+/// The modules of `bpf/` a file's code names (before its `#[cfg(test)]`
+/// part, which tests may shape as they like): `crate::bpf::x` and, in a
+/// file directly in `bpf/`, `super::x`, each of `super::{x, y}`; a name
+/// that is no module of `bpf/` (an item of `bpf/mod.rs`) is `mod`.
+/// `super::` from a file deeper down names its own folder's module, which
+/// is not another node (a folder is one node: its files share the
+/// folder's namespace).
+fn bpf_uses(text: &str, depth: usize, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut add = |rest: &str| {
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            // Top-level names of a group (nested groups stay inside their
+            // first name's module).
+            Some(group) => {
+                let mut names = Vec::new();
+                let mut level = 0;
+                let mut start = true;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => level += 1,
+                        '}' if level == 0 => break,
+                        '}' => level -= 1,
+                        ',' if level == 0 => start = true,
+                        c if start && level == 0 && !c.is_whitespace() => {
+                            names.push(ident(&group[i..]));
+                            start = false;
+                        }
+                        _ => {}
+                    }
+                }
+                names
+            }
+            None => vec![ident(rest)],
+        };
+        for n in names.into_iter().filter(|n| !n.is_empty() && n != "self") {
+            out.insert(if modules.contains(&n) {
+                n
+            } else {
+                "mod".into()
+            });
+        }
+    };
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for (i, _) in code.match_indices("crate::bpf::") {
+            add(&code[i + 12..]);
+        }
+        // `super::` from a file directly in bpf/ (depth 1), or
+        // `super::super::` from one a folder deeper.
+        let sup = "super::".repeat(depth);
+        for (i, _) in code.match_indices(&sup) {
+            if code[..i].ends_with("super::") {
+                continue;
+            }
+            let rest = &code[i + sup.len()..];
+            if rest.starts_with("super::") {
+                continue;
+            }
+            add(rest);
+        }
+    }
+    out
+}
+
 /// The string literals of a file's code (not its comments), outside its
 /// `#[cfg(test)]` tail and without escapes resolved.
 fn literals(text: &str) -> Vec<String> {
@@ -122,6 +192,114 @@ fn literals(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A circle between the modules of `bpf/` (files directly in it, and its
+/// folders), if any: `bpf/mod.rs` declares and re-exports them all, so
+/// none may name an item of it.
+fn bpf_circle(src: &Path) -> Option<Vec<String>> {
+    let bpf = src.join("bpf");
+    let mut files = Vec::new();
+    sources(&bpf, &mut files);
+    let mut modules = BTreeSet::new();
+    for e in std::fs::read_dir(&bpf).unwrap() {
+        let p = e.unwrap().path();
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if (p.is_dir() || p.extension().is_some_and(|x| x == "rs")) && stem != "mod" {
+            modules.insert(stem);
+        }
+    }
+    let mut edges: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for f in &files {
+        let rel = f.strip_prefix(&bpf).unwrap();
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| {
+                c.as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string()
+            })
+            .collect();
+        if parts.last().is_some_and(|p| p.starts_with("tests")) {
+            continue;
+        }
+        let node = if parts == ["mod"] {
+            "mod".to_string()
+        } else {
+            parts[0].clone()
+        };
+        // How many `super::` reach bpf/: one from bpf/x.rs and from a
+        // folder's mod.rs, two from the folder's other files.
+        let depth = if parts.len() == 1 || parts.last().unwrap() == "mod" {
+            1
+        } else {
+            parts.len()
+        };
+        let used = bpf_uses(&std::fs::read_to_string(f).unwrap(), depth, &modules);
+        let e = edges.entry(node.clone()).or_default();
+        e.extend(used.into_iter().filter(|u| *u != node));
+    }
+    // bpf/mod.rs declares every module: it depends on all of them.
+    edges.insert("mod".into(), modules.clone());
+    fn visit(
+        n: &str,
+        edges: &std::collections::BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == n) {
+            let mut c = path[i..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for n in edges.keys() {
+        if let Some(c) = visit(n, &edges, &mut Vec::new(), &mut done) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_circle_between_the_modules_of_bpf() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    if let Some(c) = bpf_circle(&src) {
+        panic!("a circle in bpf/: {}", c.join(" -> "));
+    }
+}
+
+#[test]
+fn the_bpf_check_sees_imports() {
+    let modules: BTreeSet<String> = ["elf", "maps", "object"].map(String::from).into();
+    let used = |text: &str, depth: usize| bpf_uses(text, depth, &modules);
+    let got = used(
+        "use super::{elf::{cstring, Sec}, maps, Object};\n// super::x\nlet a = crate::bpf::object::O;",
+        1,
+    );
+    assert_eq!(
+        got.into_iter().collect::<Vec<_>>(),
+        ["elf", "maps", "mod", "object"]
+    );
+    // From a folder's file, `super::` is its own folder; `super::super::`
+    // and `crate::bpf::` reach bpf/.
+    let got = used("use super::Collected;\nuse super::super::elf::Elf;", 2);
+    assert_eq!(got.into_iter().collect::<Vec<_>>(), ["elf"]);
+    assert!(used("#[cfg(test)]\nuse super::maps;", 1).is_empty());
 }
 
 /// The core knows no C face: no string of it (an error message, mostly)

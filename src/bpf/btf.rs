@@ -8,6 +8,7 @@
 use crate::error::{Error, Result};
 
 // The format's numbers, from the kernel-BTF reader (one copy of them).
+use crate::formats::btf::{follow_chain, is_modifier};
 pub use crate::formats::btf::{
     KIND_ARRAY, KIND_CONST, KIND_DATASEC, KIND_DECL_TAG, KIND_ENUM, KIND_ENUM64, KIND_FLOAT,
     KIND_FUNC, KIND_FUNC_PROTO, KIND_FWD, KIND_INT, KIND_PTR, KIND_RESTRICT, KIND_STRUCT,
@@ -264,43 +265,49 @@ impl Btf {
         }
     }
 
-    /// Skips typedefs and qualifiers.
-    pub fn skip_mods(&self, mut id: u32) -> u32 {
-        for _ in 0..64 {
-            match self.get(id).map(|t| t.kind()) {
-                Some(KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG) => {
-                    id = self.types[id as usize].size_type
+    /// Skips typedefs and qualifiers (the chain rule:
+    /// [`crate::formats::btf::follow_chain`]).
+    pub fn skip_mods(&self, id: u32) -> Result<u32> {
+        follow_chain(id, "typedefs or qualifiers", |id| {
+            Ok(self
+                .get(id)
+                .filter(|t| is_modifier(t.kind()))
+                .map(|t| t.size_type))
+        })
+    }
+
+    /// The size in bytes of a type (`None` for void, functions, forward
+    /// declarations; an error for a loop, as the chain rule says).
+    pub fn size_of(&self, id: u32) -> Result<Option<u64>> {
+        let mut mult: u64 = 1;
+        let mut overflow = false;
+        let elem = follow_chain(id, "arrays", |id| {
+            let id = self.skip_mods(id)?;
+            Ok(match self.get(id).map(|t| &t.extra) {
+                Some(&Extra::Array { ty, nelems, .. }) => {
+                    match mult.checked_mul(nelems as u64) {
+                        Some(m) => mult = m,
+                        None => overflow = true,
+                    }
+                    Some(ty)
                 }
-                _ => return id,
-            }
-        }
-        id
-    }
-
-    /// The size in bytes of a type (None for void, functions, forward
-    /// declarations, or loops).
-    pub fn size_of(&self, id: u32) -> Option<u64> {
-        self.size_of_depth(id, 0)
-    }
-
-    fn size_of_depth(&self, id: u32, depth: u32) -> Option<u64> {
-        if depth > 32 {
-            return None;
-        }
-        let id = self.skip_mods(id);
-        let t = self.get(id)?;
-        match t.kind() {
-            KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT
-            | KIND_DATASEC => Some(t.size_type as u64),
-            KIND_PTR => Some(8),
-            KIND_ARRAY => match t.extra {
-                Extra::Array { ty, nelems, .. } => self
-                    .size_of_depth(ty, depth + 1)?
-                    .checked_mul(nelems as u64),
                 _ => None,
-            },
-            _ => None,
-        }
+            })
+        })?;
+        let Some(t) = self.get(self.skip_mods(elem)?) else {
+            return Ok(None);
+        };
+        let size = match t.kind() {
+            KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT
+            | KIND_DATASEC => t.size_type as u64,
+            KIND_PTR => 8,
+            _ => return Ok(None),
+        };
+        Ok(if overflow {
+            None
+        } else {
+            size.checked_mul(mult)
+        })
     }
 
     /// Type ids of every type of `kind`.
@@ -497,7 +504,7 @@ mod tests {
             }
         );
         assert_eq!(p.datasec(b".maps"), Some(9));
-        assert_eq!(p.size_of(3), Some(20));
+        assert_eq!(p.size_of(3).unwrap(), Some(20));
         assert_eq!(p.int_type(), 1, "an existing 4-byte int is reused");
     }
 
@@ -523,5 +530,63 @@ mod tests {
             .unwrap_err()
             .message()
             .contains("kind"));
+    }
+
+    /// BTF built by hand, read by both readers: `int`, then a chain of
+    /// `steps` typedefs on it (the last is `1 + steps`), then two typedefs
+    /// naming each other (a cycle); then the same for arrays: `steps`
+    /// one-element arrays nested on `int` (the outermost last).
+    fn chains(steps: u32) -> (Vec<u8>, u32, u32, u32) {
+        use crate::formats::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.t("int", KIND_INT, 0, false, 4, &[32]);
+        let mut top = int;
+        for i in 0..steps {
+            top = b.t(&format!("t{i}"), KIND_TYPEDEF, 0, false, top, &[]);
+        }
+        let next = b.count + 2;
+        let cycle = b.t("a", KIND_TYPEDEF, 0, false, next, &[]);
+        b.t("b", KIND_TYPEDEF, 0, false, cycle, &[]);
+        let mut arr = int;
+        for _ in 0..steps {
+            arr = b.t("", KIND_ARRAY, 0, false, 0, &[arr, int, 1]);
+        }
+        (b.bytes(), top, cycle, arr)
+    }
+
+    /// The one chain rule (`formats::btf::follow_chain`), in both readers:
+    /// a chain of MAX_CHAIN steps ends where it ends, one step more is an
+    /// error, and so is a cycle; never a silent stop (the owned reader
+    /// used to stop after 64 typedefs on a typedef, and give no size past
+    /// 32 arrays).
+    #[test]
+    fn both_readers_follow_one_chain_rule() {
+        use crate::formats::btf::{Btf as Fbtf, MAX_CHAIN};
+        let max = MAX_CHAIN as u32;
+        // Just the limit: both reach `int` (id 1), size 4.
+        let (bytes, top, cycle, arr) = chains(max);
+        let (own, zc) = (Btf::parse(&bytes).unwrap(), Fbtf::parse(bytes).unwrap());
+        assert_eq!(own.skip_mods(top).unwrap(), 1);
+        assert_eq!(zc.resolve(top).unwrap(), 1);
+        assert_eq!(own.size_of(top).unwrap(), Some(4));
+        assert_eq!(own.size_of(arr).unwrap(), Some(4), "{max} arrays of 1 int");
+        assert_eq!(zc.size_of(arr).unwrap(), Some(4));
+        // A cycle: an error in both, the same one.
+        let e = own.skip_mods(cycle).unwrap_err();
+        assert_eq!(e.code(), crate::error::FORMAT);
+        assert!(e.message().contains("a loop of typedefs"), "{e}");
+        assert_eq!(zc.resolve(cycle).unwrap_err().message(), e.message());
+        assert!(own.size_of(cycle).is_err());
+        assert!(zc.size_of(cycle).is_err());
+        // One step past the limit: an error in both, never the id where
+        // the walk stopped.
+        let (bytes, top, _, arr) = chains(max + 1);
+        let (own, zc) = (Btf::parse(&bytes).unwrap(), Fbtf::parse(bytes).unwrap());
+        let e = own.skip_mods(top).unwrap_err();
+        assert!(e.message().contains("more than 64 steps"), "{e}");
+        assert_eq!(zc.resolve(top).unwrap_err().message(), e.message());
+        let e = own.size_of(arr).unwrap_err();
+        assert!(e.message().contains("a loop of arrays"), "{e}");
+        assert_eq!(zc.size_of(arr).unwrap_err().message(), e.message());
     }
 }

@@ -26,27 +26,33 @@ pub struct MapDef {
 
 impl Btf {
     /// `__uint(name, N)` is `int (*name)[N]`: N is the array's length.
-    fn uint_field(&self, member_ty: u32) -> Option<u32> {
-        let ptr = self.get(self.skip_mods(member_ty))?;
+    fn uint_field(&self, member_ty: u32) -> Result<Option<u32>> {
+        let Some(ptr) = self.get(self.skip_mods(member_ty)?) else {
+            return Ok(None);
+        };
         if ptr.kind() != KIND_PTR {
-            return None;
+            return Ok(None);
         }
-        match self.get(self.skip_mods(ptr.size_type))?.extra {
-            Extra::Array { nelems, .. } => Some(nelems),
-            _ => None,
-        }
+        Ok(
+            match self.get(self.skip_mods(ptr.size_type)?).map(|t| &t.extra) {
+                Some(&Extra::Array { nelems, .. }) => Some(nelems),
+                _ => None,
+            },
+        )
     }
 
     /// `__type(name, T)` is `typeof(T) *name`: T's id and size.
-    fn type_field(&self, member_ty: u32) -> Option<(u32, u32)> {
-        let ptr = self.get(self.skip_mods(member_ty))?;
+    fn type_field(&self, member_ty: u32) -> Result<Option<(u32, u32)>> {
+        let Some(ptr) = self.get(self.skip_mods(member_ty)?) else {
+            return Ok(None);
+        };
         if ptr.kind() != KIND_PTR {
-            return None;
+            return Ok(None);
         }
         let size = self
-            .size_of(ptr.size_type)
-            .and_then(|s| u32::try_from(s).ok())?;
-        Some((ptr.size_type, size))
+            .size_of(ptr.size_type)?
+            .and_then(|s| u32::try_from(s).ok());
+        Ok(size.map(|size| (ptr.size_type, size)))
     }
 
     /// The map defined by the `.maps` VAR `var_id`.
@@ -59,7 +65,7 @@ impl Btf {
     /// The map defined by struct type `ty` (a `.maps` VAR's, or an inner
     /// map's), as libbpf's `parse_btf_map_def`.
     fn struct_map_def(&self, ty: u32, name: &str, depth: u32) -> Result<MapDef> {
-        let sid = self.skip_mods(ty);
+        let sid = self.skip_mods(ty)?;
         let st = self
             .get(sid)
             .filter(|t| t.kind() == KIND_STRUCT)
@@ -73,12 +79,12 @@ impl Btf {
         for m in members {
             let field = String::from_utf8_lossy(self.str(m[0])).into_owned();
             let uint = || {
-                self.uint_field(m[1]).ok_or_else(|| {
+                self.uint_field(m[1])?.ok_or_else(|| {
                     Error::format(format!("map `{name}`: field `{field}` is not __uint(...)"))
                 })
             };
             let typed = || {
-                self.type_field(m[1]).ok_or_else(|| {
+                self.type_field(m[1])?.ok_or_else(|| {
                     Error::format(format!(
                         "map `{name}`: cannot size the type of field `{field}`"
                     ))
@@ -113,12 +119,12 @@ impl Btf {
                         return Err(fail("the value size must be 4"));
                     }
                     d.value_size = 4;
-                    let elem = match self.get(self.skip_mods(m[1])).map(|t| &t.extra) {
+                    let elem = match self.get(self.skip_mods(m[1])?).map(|t| &t.extra) {
                         Some(Extra::Array { ty, nelems: 0, .. }) => *ty,
                         _ => return Err(fail("not a zero-length array")),
                     };
-                    let target = match self.get(self.skip_mods(elem)) {
-                        Some(p) if p.kind() == KIND_PTR => self.skip_mods(p.size_type),
+                    let target = match self.get(self.skip_mods(elem)?) {
+                        Some(p) if p.kind() == KIND_PTR => self.skip_mods(p.size_type)?,
                         _ => return Err(fail("not an array of pointers")),
                     };
                     d.values_offset = Some(m[2] / 8);

@@ -9,7 +9,7 @@ use object::elf as E;
 
 use super::btf::{Btf, Extra};
 use super::elf::{cstring, Sec, Sym};
-use super::{Map, Program, Slot, SlotTarget};
+use super::object::{Map, Program, Slot, SlotTarget};
 
 /// `BPF_F_RDONLY_PROG`: the program cannot write the map (`.rodata`).
 const BPF_F_RDONLY_PROG: u32 = 1 << 7;

@@ -8,10 +8,10 @@ use std::ffi::CString;
 
 use super::btf_ext::BtfExt;
 use super::elf::{Sec, Sym};
-use super::externs::ExternKind;
+use super::externs::{Extern, ExternKind};
 use super::insn::{self, Insns};
-use super::{
-    CoreSite, Extern, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
+use super::object::{
+    CoreSite, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
 };
 use crate::error::{Error, Result};
 
@@ -171,34 +171,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                 _ => None,
             };
             if let Some((t, kind)) = sub {
-                let text = code
-                    .text
-                    .ok_or_else(|| Error::format(format!("{}: a call but no .text", where_())))?;
-                let tinsns = code
-                    .insns
-                    .get(&text)
-                    .ok_or_else(|| Error::format(format!("{}: .text is not code", where_())))?;
-                let sym = usize::try_from(t)
-                    .ok()
-                    .filter(|&t| t < tinsns.len())
-                    .and_then(|t| {
-                        subprog_at(code.syms, text, t).filter(|s| s.value == (t * 8) as u64)
-                    })
-                    .ok_or_else(|| {
-                        Error::format(format!(
-                            "{}: the call target ({t}) is not the start of a function in .text",
-                            where_()
-                        ))
-                    })?;
-                let start = (sym.value / 8) as usize;
-                let len = ((sym.size / 8) as usize).min(tinsns.len() - start);
-                if len == 0 {
-                    return Err(Error::format(format!(
-                        "{}: subprogram `{}` has no size",
-                        where_(),
-                        String::from_utf8_lossy(sym.name)
-                    )));
-                }
+                let (text, tinsns, start, len, name) = callee(code, t, &where_)?;
                 let at = match placed.get(&start) {
                     Some(&at) => at,
                     None => {
@@ -215,11 +188,11 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                         // Finish the callee before going on with the caller.
                         stack.push((piece, i));
                         stack.push((new, 0));
-                        patch_call(&mut out, fi, at, kind, sym.name);
+                        patch_call(&mut out, fi, at, kind, name);
                         break;
                     }
                 };
-                patch_call(&mut out, fi, at, kind, sym.name);
+                patch_call(&mut out, fi, at, kind, name);
                 continue;
             }
             if matches!(
@@ -232,60 +205,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
                     where_()
                 )));
             }
-            match target {
-                Some(Target::MapFd(m)) => {
-                    out.base[fi].set_src_reg(insn::PSEUDO_MAP_FD);
-                    out.relocs.push(Reloc {
-                        insn_idx: fi,
-                        kind: RelocKind::MapFd,
-                        name: None,
-                        target: m,
-                        addend: 0,
-                        flags: 0,
-                    });
-                }
-                Some(Target::MapValue(m, off)) => {
-                    out.base[fi].set_src_reg(insn::PSEUDO_MAP_VALUE);
-                    out.relocs.push(Reloc {
-                        insn_idx: fi,
-                        kind: RelocKind::MapValue,
-                        name: None,
-                        target: m,
-                        addend: (insn.imm as i64).saturating_add(off as i64),
-                        flags: 0,
-                    });
-                }
-                Some(Target::Ksym(e)) => {
-                    let x = &code.externs[e];
-                    out.base[fi].set_src_reg(0);
-                    let (kind, addend) = match x.kind {
-                        ExternKind::KsymBtf | ExternKind::Kfunc => (RelocKind::KsymBtf, 0),
-                        ExternKind::Kconfig => {
-                            (RelocKind::Kconfig, x.kcfg.map_or(0, |k| k.off as i64))
-                        }
-                        _ => (RelocKind::Ksym, 0),
-                    };
-                    out.relocs.push(Reloc {
-                        insn_idx: fi,
-                        kind,
-                        name: None,
-                        target: e,
-                        addend,
-                        flags: 0,
-                    });
-                }
-                Some(Target::Kfunc(e)) => {
-                    out.relocs.push(Reloc {
-                        insn_idx: fi,
-                        kind: RelocKind::Kfunc,
-                        name: None,
-                        target: e,
-                        addend: 0,
-                        flags: 0,
-                    });
-                }
-                _ => {}
-            }
+            data_reloc(&mut out, code.externs, fi, target);
         }
     }
     if let Some(ext) = code.ext {
@@ -294,6 +214,101 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
     core_records(code, &pieces, &mut out);
     out.relocs.sort_by_key(|r| r.insn_idx);
     Ok(out)
+}
+
+/// The subprogram a call or callback lands on (`t`, an instruction of
+/// `.text`): `.text`, its code, the subprogram's start, length and name.
+#[allow(clippy::type_complexity)]
+fn callee<'a>(
+    code: &Code<'a>,
+    t: i64,
+    where_: &dyn Fn() -> String,
+) -> Result<(usize, Insns<'a>, usize, usize, &'a [u8])> {
+    let text = code
+        .text
+        .ok_or_else(|| Error::format(format!("{}: a call but no .text", where_())))?;
+    let tinsns = *code
+        .insns
+        .get(&text)
+        .ok_or_else(|| Error::format(format!("{}: .text is not code", where_())))?;
+    let sym = usize::try_from(t)
+        .ok()
+        .filter(|&t| t < tinsns.len())
+        .and_then(|t| subprog_at(code.syms, text, t).filter(|s| s.value == (t * 8) as u64))
+        .ok_or_else(|| {
+            Error::format(format!(
+                "{}: the call target ({t}) is not the start of a function in .text",
+                where_()
+            ))
+        })?;
+    let start = (sym.value / 8) as usize;
+    let len = ((sym.size / 8) as usize).min(tinsns.len() - start);
+    if len == 0 {
+        return Err(Error::format(format!(
+            "{}: subprogram `{}` has no size",
+            where_(),
+            String::from_utf8_lossy(sym.name)
+        )));
+    }
+    Ok((text, tinsns, start, len, sym.name))
+}
+
+/// The relocation of a map, data section or extern at final instruction
+/// `fi` (its ld_imm64 marked as the kernel wants it), if `target` is one.
+fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Target>) {
+    let insn = out.base[fi];
+    match target {
+        Some(Target::MapFd(m)) => {
+            out.base[fi].set_src_reg(insn::PSEUDO_MAP_FD);
+            out.relocs.push(Reloc {
+                insn_idx: fi,
+                kind: RelocKind::MapFd,
+                name: None,
+                target: m,
+                addend: 0,
+                flags: 0,
+            });
+        }
+        Some(Target::MapValue(m, off)) => {
+            out.base[fi].set_src_reg(insn::PSEUDO_MAP_VALUE);
+            out.relocs.push(Reloc {
+                insn_idx: fi,
+                kind: RelocKind::MapValue,
+                name: None,
+                target: m,
+                addend: (insn.imm as i64).saturating_add(off as i64),
+                flags: 0,
+            });
+        }
+        Some(Target::Ksym(e)) => {
+            let x = &externs[e];
+            out.base[fi].set_src_reg(0);
+            let (kind, addend) = match x.kind {
+                ExternKind::KsymBtf | ExternKind::Kfunc => (RelocKind::KsymBtf, 0),
+                ExternKind::Kconfig => (RelocKind::Kconfig, x.kcfg.map_or(0, |k| k.off as i64)),
+                _ => (RelocKind::Ksym, 0),
+            };
+            out.relocs.push(Reloc {
+                insn_idx: fi,
+                kind,
+                name: None,
+                target: e,
+                addend,
+                flags: 0,
+            });
+        }
+        Some(Target::Kfunc(e)) => {
+            out.relocs.push(Reloc {
+                insn_idx: fi,
+                kind: RelocKind::Kfunc,
+                name: None,
+                target: e,
+                addend: 0,
+                flags: 0,
+            });
+        }
+        _ => {}
+    }
 }
 
 fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u8]) {

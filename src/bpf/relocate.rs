@@ -6,7 +6,8 @@ use std::sync::{Arc, OnceLock};
 
 use super::core::{self, Cands};
 use super::externs::{self, KernelFacts};
-use super::{reloc, struct_ops, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
+use super::object::{KernelStep, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
+use super::{reloc, struct_ops};
 use crate::btf::KernelBtf;
 use crate::error::{Call, Error, Result, INVALID};
 
@@ -122,16 +123,20 @@ impl Object {
             }
             _ => Ok(()),
         };
-        self.btf_error = None;
-        match externs.and_then(|fds| kconfig.map(|_| fds)) {
-            Ok(fds) => self.fd_array = fds,
+        let failed = match externs.and_then(|fds| kconfig.map(|_| fds)) {
+            Ok(fds) => {
+                self.fd_array = fds;
+                None
+            }
             Err(e) => {
                 first.get_or_insert_with(|| e.clone());
-                self.btf_error = Some(e);
+                Some(e)
             }
-        }
-        self.btf_kernel = Some(kernel.clone());
-        self.relocated = false;
+        };
+        self.stage.btf_resolved(KernelStep {
+            kernel: kernel.clone(),
+            failed,
+        });
         self.note_results();
         match first {
             Some(e) => Err(e),
@@ -198,7 +203,7 @@ impl Object {
                     )
                 };
                 if let Some(r) = l.relocs.iter().find(|r| needs_btf(r.kind)) {
-                    if self.btf_kernel.is_none() {
+                    let Some(step) = self.stage.btf() else {
                         let what = match r.kind {
                             RelocKind::Core => "a CO-RE relocation",
                             RelocKind::KsymBtf => "a typed __ksym",
@@ -216,8 +221,8 @@ impl Object {
                             ),
                         )
                         .then_call(Call::ResolveBtf, " first"));
-                    }
-                    if let Some(e) = &self.btf_error {
+                    };
+                    if let Some(e) = &step.failed {
                         return Some(e.clone().context_call(Call::ResolveBtf, " failed"));
                     }
                 }
@@ -264,7 +269,7 @@ impl Object {
                 })
             }),
             _ => {
-                if self.ksyms_resolved {
+                if self.stage.ksyms() {
                     return None;
                 }
                 l.relocs
@@ -311,7 +316,7 @@ impl Object {
     /// the code of programs with autoload off only is written when it can
     /// be, and otherwise left, [`Object::insns`] saying why.
     pub fn relocate(&mut self) -> Result<()> {
-        self.relocated = false;
+        self.stage.relocating();
         let needed = self.layouts_needed();
         self.check_ready(&needed)?;
         for (li, &need) in needed.iter().enumerate() {
@@ -349,7 +354,7 @@ impl Object {
             }
             reloc::patch(l, &self.maps, &self.externs, self.kconfig_map);
         }
-        self.relocated = true;
+        self.stage.relocated();
         Ok(())
     }
 }

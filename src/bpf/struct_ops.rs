@@ -16,7 +16,9 @@
 
 use std::ffi::CString;
 
-use super::{Map, Program, Slot, SlotTarget};
+use super::elf::cstring;
+use super::object::{Map, Program, Slot, SlotTarget};
+use super::struct_ops_types::{OpsMember, StructOps};
 use crate::btf::KernelBtf;
 use crate::error::{Error, Result};
 use crate::formats::btf::{self as fbtf, Btf};
@@ -38,37 +40,6 @@ pub(super) fn section_kind(name: &[u8]) -> Option<bool> {
         b".struct_ops.link" => Some(true),
         _ => None,
     }
-}
-
-/// A struct_ops map's own part.
-#[derive(Clone, Debug)]
-pub struct StructOps {
-    /// ELF section index and the variable's offset in it.
-    sec: usize,
-    sec_offset: u64,
-    /// The variable's struct in the object's BTF, and its name.
-    local_type: u32,
-    tname: Vec<u8>,
-    /// The variable's bytes.
-    data: Vec<u8>,
-    /// (local member index, program) of each function pointer set.
-    funcs: Vec<(u32, usize)>,
-    /// After [`resolve`]: the value BPF_MAP_UPDATE_ELEM registers (the
-    /// kernel's `bpf_struct_ops_<name>`), program fds not yet in it.
-    pub value: Option<Vec<u8>>,
-}
-
-/// What a struct_ops program attaches to: a member of a struct_ops struct.
-#[derive(Clone, Debug)]
-pub(super) struct OpsMember {
-    /// The local struct and member index (libbpf checks that a program
-    /// shared by several maps is the same member of the same struct).
-    local_type: u32,
-    local_member: u32,
-    /// `struct.member`, for people.
-    pub text: CString,
-    /// After [`resolve`]: the kernel struct's BTF id and the member's index.
-    pub kernel: Option<(u32, u32)>,
 }
 
 fn bad(msg: String) -> Error {
@@ -154,8 +125,8 @@ pub(super) fn maps(
                 ))
             })?;
         out.push(Map {
-            name: super::elf::cstring(&var_name),
-            section: super::elf::cstring(name),
+            name: cstring(&var_name),
+            section: cstring(name),
             map_type: MAP_STRUCT_OPS,
             key_size: 4,
             value_size: size,

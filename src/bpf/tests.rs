@@ -2,8 +2,8 @@
 
 use super::btf::{self, Btf, Extra};
 use super::insn::{self, Insn};
-use super::*;
-use crate::error::{FORMAT, UNSUPPORTED};
+use super::object::*;
+use crate::error::{AMBIGUOUS, FORMAT, RESTRICTED, UNSUPPORTED};
 use crate::resolve::cache::Cache;
 use crate::resolve::Source;
 
@@ -338,7 +338,7 @@ fn loadable_btf_has_the_fixups() {
                 linkage: btf::VAR_GLOBAL_ALLOCATED
             }
         );
-        assert_eq!(b.size_of(t.size_type), Some(4));
+        assert_eq!(b.size_of(t.size_type).unwrap(), Some(4));
     }
     assert!(!b.types.iter().any(|t| matches!(
         t.extra,
@@ -556,7 +556,7 @@ fn random_corruption_never_panics() {
                 for e in &mut o.externs {
                     e.addr = 0x1122334455667788;
                 }
-                o.ksyms_resolved = true;
+                o.stage.ksyms_resolved();
                 let _ = o.relocate();
                 true
             } else {
@@ -588,15 +588,15 @@ fn insn_helpers() {
 /// aliases.dwarf.bpf.o's twin).
 #[test]
 fn open_skips_dwarf_and_matches_the_stripped_object() {
-    use object::read::elf::{FileHeader, SectionHeader};
+    use ::object::read::elf::{FileHeader, SectionHeader};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("c-tests/bpf")
         .join("aliases.dwarf.bpf.o");
     let whole = fixture("aliases.dwarf.bpf.o");
     let read = super::file::read_object(&path).unwrap();
-    let en = object::LittleEndian;
+    let en = ::object::LittleEndian;
     let sections = |b: &[u8]| -> Vec<(Vec<u8>, u32, Vec<u8>)> {
-        let hdr = object::elf::FileHeader64::<object::LittleEndian>::parse(b).unwrap();
+        let hdr = ::object::elf::FileHeader64::<::object::LittleEndian>::parse(b).unwrap();
         let table = hdr.sections(en, b).unwrap();
         table
             .iter()

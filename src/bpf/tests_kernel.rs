@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::insn::{self, Insn};
+use super::object::*;
 use super::*;
 use crate::btf::KernelBtf;
 use crate::error::INVALID;
@@ -126,6 +127,43 @@ fn kernel_btf_features_wait_for_resolve_btf() {
             "{f}: {e}"
         );
     }
+}
+
+/// The pipeline's order, as the C API documents it: the instructions
+/// only after a relocate that succeeded; relocate (of CO-RE) only after
+/// resolve_btf; a resolve_btf undoes a relocate (the layouts are to be
+/// written again), and a failed relocate leaves none.
+#[test]
+fn the_pipeline_stage_follows_the_calls() {
+    let relocate_first = |o: &Object| {
+        let e = o.insns(0).unwrap_err();
+        assert_eq!(e.code(), INVALID, "{e}");
+        assert!(e.message().contains("call Object::relocate first"), "{e}");
+    };
+    let mut o = open("core.bpf.o");
+    for i in 0..o.maps().len() {
+        o.set_map_fd(i, 3).unwrap();
+    }
+    relocate_first(&o);
+    let e = o.relocate().unwrap_err();
+    assert!(
+        e.message().contains("call Object::resolve_btf first"),
+        "{e}"
+    );
+    relocate_first(&o);
+    let k = Arc::new(kernel(false));
+    o.resolve_btf(&k).unwrap();
+    relocate_first(&o);
+    o.relocate().unwrap();
+    let insns = o.insns(0).unwrap().to_vec();
+    // resolve_ksyms keeps the relocation (it always did); resolve_btf
+    // does not.
+    o.resolve_ksyms(None).unwrap();
+    assert_eq!(o.insns(0).unwrap(), insns);
+    o.resolve_btf(&k).unwrap();
+    relocate_first(&o);
+    o.relocate().unwrap();
+    assert_eq!(o.insns(0).unwrap(), insns);
 }
 
 /// The CO-RE sites of core.bpf.o (instruction: what clang wrote, from

@@ -8,8 +8,9 @@
 //! length and kind, every string offset and every type id it refers to.
 //! Cycles in the type graph are legal for pointers (a struct that points
 //! to itself) but not for chains of typedefs and qualifiers or arrays;
-//! [`Btf::resolve`] and [`Btf::size_of`] stop after [`MAX_CHAIN`] steps
-//! with `KSYM_ERR_FORMAT`.
+//! every walk along such a chain, in this reader and in the object's
+//! (`bpf::btf`), goes through [`follow_chain`]: past [`MAX_CHAIN`] steps
+//! it is `KSYM_ERR_FORMAT`, never a silent stop.
 
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -56,6 +57,39 @@ pub const INT_BOOL: u32 = 4;
 /// How many typedef/qualifier/array steps a resolution takes before it
 /// calls the graph a loop.
 pub const MAX_CHAIN: usize = 64;
+
+/// The one rule for chains of BTF types (typedefs and qualifiers, arrays
+/// of arrays), for both readers: from `id`, `next` gives the type one step
+/// on, or `None` where the chain ends; the id it ends at, after at most
+/// [`MAX_CHAIN`] steps. One more step is `KSYM_ERR_FORMAT`, "a loop of
+/// `what` through type ..." (a cycle, or a chain no compiler writes).
+pub fn follow_chain(
+    mut id: u32,
+    what: &str,
+    mut next: impl FnMut(u32) -> Result<Option<u32>>,
+) -> Result<u32> {
+    for _ in 0..MAX_CHAIN {
+        match next(id)? {
+            Some(n) => id = n,
+            None => return Ok(id),
+        }
+    }
+    match next(id)? {
+        None => Ok(id),
+        Some(_) => Err(Error::format(format!(
+            "malformed BTF: a loop of {what} through type {id} (more than {MAX_CHAIN} steps)"
+        ))),
+    }
+}
+
+/// Whether a kind is one [`Btf::resolve`] follows (typedef, qualifier,
+/// type tag).
+pub fn is_modifier(kind: u32) -> bool {
+    matches!(
+        kind,
+        KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG
+    )
+}
 
 /// Largest id the kernel gives a type (`BTF_MAX_TYPE`).
 const MAX_TYPE: u32 = 0x000f_ffff;
@@ -427,60 +461,48 @@ impl Btf {
 
     /// Follows typedefs, qualifiers and type tags to the type they stand
     /// for (0 for void). A chain longer than [`MAX_CHAIN`] is a loop.
-    pub fn resolve(&self, mut id: u32) -> Result<u32> {
-        for _ in 0..MAX_CHAIN {
-            match self.ty(id) {
-                Some(t)
-                    if matches!(
-                        t.kind(),
-                        KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG
-                    ) =>
-                {
-                    id = t.type_id()
-                }
-                _ => return Ok(id),
-            }
-        }
-        Err(bad(format!(
-            "a loop of typedefs or qualifiers through type {id}"
-        )))
+    pub fn resolve(&self, id: u32) -> Result<u32> {
+        follow_chain(id, "typedefs or qualifiers", |id| {
+            Ok(self
+                .ty(id)
+                .filter(|t| is_modifier(t.kind()))
+                .map(|t| t.type_id()))
+        })
     }
 
     /// The size in bytes of type `id`: `None` for void, functions and
     /// forward declarations; an error for loops and sizes past 2^32.
     pub fn size_of(&self, id: u32) -> Result<Option<u64>> {
-        let mut id = id;
         let mut mult: u64 = 1;
-        for _ in 0..MAX_CHAIN {
-            let id2 = self.resolve(id)?;
-            let Some(t) = self.ty(id2) else {
-                return Ok(None);
-            };
-            let size = match t.kind() {
-                KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT
-                | KIND_DATASEC => t.size() as u64,
-                KIND_PTR => 8,
-                KIND_ARRAY => {
+        // Through arrays (and a VAR to its type) to the element type.
+        let elem = follow_chain(id, "arrays", |id| {
+            let id = self.resolve(id)?;
+            Ok(match self.ty(id) {
+                Some(t) if t.kind() == KIND_ARRAY => {
                     let (elem, _, n) = t.array();
                     mult = mult
                         .checked_mul(n as u64)
-                        .ok_or_else(|| bad(format!("array type {id2} too large")))?;
-                    id = elem;
-                    continue;
+                        .ok_or_else(|| bad(format!("array type {id} too large")))?;
+                    Some(elem)
                 }
-                KIND_VAR => {
-                    id = t.type_id();
-                    continue;
-                }
-                _ => return Ok(None),
-            };
-            return size
-                .checked_mul(mult)
-                .filter(|&s| s <= u32::MAX as u64)
-                .map(Some)
-                .ok_or_else(|| bad(format!("type {id2} larger than 4 GiB")));
-        }
-        Err(bad(format!("a loop of arrays through type {id}")))
+                Some(t) if t.kind() == KIND_VAR => Some(t.type_id()),
+                _ => None,
+            })
+        })?;
+        let id2 = self.resolve(elem)?;
+        let Some(t) = self.ty(id2) else {
+            return Ok(None);
+        };
+        let size = match t.kind() {
+            KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT
+            | KIND_DATASEC => t.size() as u64,
+            KIND_PTR => 8,
+            _ => return Ok(None),
+        };
+        size.checked_mul(mult)
+            .filter(|&s| s <= u32::MAX as u64)
+            .map(Some)
+            .ok_or_else(|| bad(format!("type {id2} larger than 4 GiB")))
     }
 
     /// The alignment of type `id` in bytes, as libbpf's `btf__align_of`

@@ -1,0 +1,495 @@
+//! The model of a parsed object: its programs, maps, externs, layouts and
+//! where it is in its pipeline ([`Stage`]); the accessors that only read
+//! it. The files that fill it in (`open`, `ksyms`, `relocate`,
+//! `programs`) build on this one, never the other way round.
+
+use std::ffi::{CStr, CString};
+use std::sync::Arc;
+
+use super::attach;
+use super::core;
+use super::externs::Extern;
+use super::insn::Insn;
+use super::struct_ops_types::StructOps;
+use crate::btf::KernelBtf;
+use crate::error::{Call, Error, Result};
+use crate::formats::btf::Btf as LocalBtf;
+
+/// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelocKind {
+    /// ld_imm64 ← kernel address of an extern.
+    Ksym = 1,
+    /// ld_imm64 ← map fd.
+    MapFd = 2,
+    /// ld_imm64 ← data-section map + offset.
+    MapValue = 3,
+    /// bpf-to-bpf call.
+    Call = 4,
+    /// ld_imm64 ← address of a subprogram (callbacks).
+    Func = 5,
+    /// A CO-RE relocation: the instruction's offset or immediate.
+    Core = 6,
+    /// ld_imm64 ← BTF id of a typed ksym (`BPF_PSEUDO_BTF_ID`).
+    KsymBtf = 7,
+    /// call ← BTF id of a kfunc (`BPF_PSEUDO_KFUNC_CALL`).
+    Kfunc = 8,
+    /// ld_imm64 ← the `.kconfig` map + the extern's offset.
+    Kconfig = 9,
+}
+
+/// [`Reloc::flags`]: the value is final (after [`Object::resolve_btf`]).
+pub const RELOC_RESOLVED: u32 = 1;
+/// [`Reloc::flags`]: a CO-RE relocation that poisons its instruction.
+pub const RELOC_POISONED: u32 = 2;
+
+/// A relocation of a program, in final instruction indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reloc {
+    pub insn_idx: usize,
+    pub kind: RelocKind,
+    /// The subprogram name (Call, Func); for Core, the local type and
+    /// access string as libbpf prints them; `None` for the others, whose
+    /// name is their target's (map, data section, extern): see
+    /// [`Object::reloc_symbol`], which every reader goes through.
+    pub name: Option<CString>,
+    /// Map index (MapFd, MapValue), extern index (Ksym, KsymBtf, Kfunc,
+    /// Kconfig), final instruction index of the callee (Call, Func), or
+    /// the CO-RE relocation kind (Core).
+    pub target: usize,
+    /// MapValue: the offset in the data section; Kconfig: the offset in
+    /// the `.kconfig` map; after resolve_btf, Core: the value written,
+    /// KsymBtf and Kfunc: the kernel's BTF id.
+    pub addend: i64,
+    /// RELOC_*.
+    pub flags: u32,
+}
+
+/// A program: a global or weak function of an executable section other
+/// than `.text`.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: CString,
+    /// Shared by the program and its aliases.
+    pub section: std::sync::Arc<std::ffi::CStr>,
+    /// The program whose instructions this one shares (its own index if none).
+    pub alias_of: usize,
+    /// Offset in the section, in instructions.
+    pub insn_off: usize,
+    /// Instructions of the function itself.
+    pub insn_cnt: usize,
+    /// Index of the layout (shared by aliases).
+    pub(super) layout: usize,
+    /// ELF section index.
+    pub(super) sec: usize,
+    /// Where it attaches: the section's definition, the target it names.
+    pub(super) attach: attach::Attach,
+    /// Whether a loader loads it (libbpf's autoload): off for a `?`
+    /// section.
+    pub(super) autoload: bool,
+}
+
+/// A map: a BTF-defined `.maps` variable or a data section.
+#[derive(Clone, Debug)]
+pub struct Map {
+    pub name: CString,
+    pub section: CString,
+    pub map_type: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+    /// The key's and value's types in the object's BTF (0: none); a data
+    /// section's value is its DATASEC.
+    pub btf_key_type_id: u32,
+    pub btf_value_type_id: u32,
+    pub map_extra: u64,
+    pub numa_node: u32,
+    /// Maps of maps: the inner map's (template's) type, key and value
+    /// sizes, max entries, flags, and BTF key and value type ids.
+    pub inner: Option<[u32; 7]>,
+    /// struct_ops maps: the kernel's `bpf_struct_ops_<name>` (after
+    /// resolve_btf), BPF_MAP_CREATE's btf_vmlinux_value_type_id.
+    pub btf_vmlinux_value_type_id: u32,
+    /// Initial slots (`.values = { [i] = &map_or_prog }`), by slot; for a
+    /// struct_ops map (after resolve_btf), its programs by value offset.
+    pub slots: Vec<Slot>,
+    /// Data sections: initial contents (`None` for `.bss`).
+    pub initial_value: Option<Vec<u8>>,
+    /// struct_ops maps: the variable and what resolve_btf made of it.
+    pub struct_ops: Option<Box<StructOps>>,
+    pub fd: Option<i32>,
+}
+
+/// An initial slot of a map of maps (a map) or a program array (a program).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub index: u32,
+    pub target: SlotTarget,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotTarget {
+    Map(usize),
+    Program(usize),
+    /// A program whose fd goes, as a u64, at byte `index` of a struct_ops
+    /// map's value.
+    StructOps(usize),
+}
+
+/// A program's final code: its instructions and the subprograms it calls.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Layout {
+    /// The program the layout was made for (its target, not an alias).
+    pub(super) owner: usize,
+    /// The instructions as laid out (calls patched), before relocation,
+    /// kept when relocate must start from them again (CO-RE, typed ksyms,
+    /// kfuncs); empty otherwise, `insns` then being patched in place.
+    pub(super) base: Vec<Insn>,
+    /// The final instructions (after relocate).
+    pub(super) insns: Vec<Insn>,
+    pub(super) relocs: Vec<Reloc>,
+    /// CO-RE relocations: (final instruction index, site).
+    pub(super) core: Vec<(usize, usize)>,
+    /// `struct bpf_func_info` records (8 bytes), insn_off in final indices.
+    pub(super) func_info: Vec<u8>,
+    /// `struct bpf_line_info` records (16 bytes).
+    pub(super) line_info: Vec<u8>,
+    /// Why the last relocate left this layout unwritten (only programs
+    /// with autoload off use it, and it could not be relocated).
+    pub(super) skipped: Option<Box<Error>>,
+}
+
+/// One CO-RE record of `.BTF.ext`, resolved once for every layout that
+/// holds its instruction.
+#[derive(Clone, Debug)]
+pub(super) struct CoreSite {
+    pub(super) rec: core::CoreRecord,
+    /// The local type and access string as libbpf prints them.
+    pub(super) text: CString,
+    /// The program or subprogram it belongs to, for messages.
+    pub(super) owner: String,
+    /// In some layout (others, like libbpf's leftovers of overridden weak
+    /// subprograms, are not resolved).
+    pub(super) used: bool,
+    /// After resolve_btf.
+    pub(super) res: Option<Result<core::Resolved>>,
+}
+
+/// A parsed BPF object.
+pub struct Object {
+    pub(super) license: CString,
+    pub(super) programs: Vec<Program>,
+    pub(super) maps: Vec<Map>,
+    pub(super) externs: Vec<Extern>,
+    pub(super) layouts: Vec<Layout>,
+    /// The object's BTF made loadable (None without .BTF).
+    pub(super) btf: Option<Vec<u8>>,
+    /// The object's BTF as written (CO-RE specs, extern types).
+    pub(super) local_btf: Option<LocalBtf>,
+    pub(super) core_sites: Vec<CoreSite>,
+    /// The `.kconfig` map, if the object has `.kconfig` externs.
+    pub(super) kconfig_map: Option<usize>,
+    /// Module BTF fds of kfunc calls (insn.off indexes it).
+    pub(super) fd_array: Vec<i32>,
+    /// Where it is in its pipeline.
+    pub(super) stage: Stage,
+}
+
+/// What resolve_btf found: the kernel BTF (kept: it holds the module BTF
+/// fds written into instructions open), and why the externs failed, if
+/// they did.
+#[derive(Clone, Debug)]
+pub(super) struct KernelStep {
+    /// Held, never read: the module BTF fds in the instructions are its.
+    #[allow(dead_code)]
+    pub kernel: Arc<KernelBtf>,
+    pub failed: Option<Error>,
+}
+
+/// Where an object is in its pipeline, in one value: parsed, then
+/// [`Object::resolve_ksyms`] and [`Object::resolve_btf`] in either order
+/// (each may be taken again), then [`Object::relocate`]. A resolve_btf
+/// undoes a relocate (the layouts must be written again), and so does a
+/// relocate that fails; a resolve_ksyms keeps it, as it always did. Every
+/// reader asks it through one match (`Stage::facts`), and the only ways
+/// to change it are the transitions below.
+#[derive(Clone, Debug)]
+pub(super) enum Stage {
+    /// resolve_btf not taken; `ksyms`: resolve_ksyms was.
+    Parsed { ksyms: bool },
+    /// resolve_btf taken, relocate not (or since undone).
+    BtfResolved { ksyms: bool, btf: Box<KernelStep> },
+    /// relocate succeeded, after what the other two stages say.
+    Relocated {
+        ksyms: bool,
+        btf: Option<Box<KernelStep>>,
+    },
+}
+
+impl Stage {
+    /// The pipeline's facts, whatever the stage: resolve_ksyms taken,
+    /// resolve_btf's result, relocated.
+    fn facts(&self) -> (bool, Option<&KernelStep>, bool) {
+        match self {
+            Stage::Parsed { ksyms } => (*ksyms, None, false),
+            Stage::BtfResolved { ksyms, btf } => (*ksyms, Some(btf), false),
+            Stage::Relocated { ksyms, btf } => (*ksyms, btf.as_deref(), true),
+        }
+    }
+
+    pub fn is_relocated(&self) -> bool {
+        self.facts().2
+    }
+
+    /// resolve_btf's result, if it was taken.
+    pub fn btf(&self) -> Option<&KernelStep> {
+        self.facts().1
+    }
+
+    /// Whether resolve_ksyms was taken.
+    pub fn ksyms(&self) -> bool {
+        self.facts().0
+    }
+
+    /// resolve_ksyms succeeded.
+    pub fn ksyms_resolved(&mut self) {
+        match self {
+            Stage::Parsed { ksyms }
+            | Stage::BtfResolved { ksyms, .. }
+            | Stage::Relocated { ksyms, .. } => *ksyms = true,
+        }
+    }
+
+    /// resolve_btf ran (whatever it found): the layouts are to be written
+    /// again.
+    pub fn btf_resolved(&mut self, step: KernelStep) {
+        let ksyms = self.facts().0;
+        *self = Stage::BtfResolved {
+            ksyms,
+            btf: Box::new(step),
+        };
+    }
+
+    /// relocate starts: until it succeeds, the layouts are not written.
+    pub fn relocating(&mut self) {
+        if let Stage::Relocated { ksyms, btf } = self {
+            let ksyms = *ksyms;
+            *self = match btf.take() {
+                Some(btf) => Stage::BtfResolved { ksyms, btf },
+                None => Stage::Parsed { ksyms },
+            };
+        }
+    }
+
+    /// relocate succeeded.
+    pub fn relocated(&mut self) {
+        let ksyms = self.facts().0;
+        let btf = match std::mem::replace(self, Stage::Parsed { ksyms }) {
+            Stage::Parsed { .. } => None,
+            Stage::BtfResolved { btf, .. } => Some(btf),
+            Stage::Relocated { btf, .. } => btf,
+        };
+        *self = Stage::Relocated { ksyms, btf };
+    }
+}
+
+impl Program {
+    /// A new alias of `self` (which must not be an alias itself) at index
+    /// `root`, named `name`.
+    pub(super) fn alias(&self, root: usize, name: CString) -> Program {
+        Program {
+            name,
+            alias_of: root,
+            ..self.clone()
+        }
+    }
+}
+
+/// `struct bpf_func_info` size.
+pub const FUNC_INFO_SIZE: usize = 8;
+/// `struct bpf_line_info` size.
+pub const LINE_INFO_SIZE: usize = 16;
+
+/// `items[i]`, or KSYM_ERR_NOT_FOUND saying how many `owner` has.
+pub(super) fn nth<'a, T>(items: &'a [T], i: usize, what: &str, owner: &str) -> Result<&'a T> {
+    items
+        .get(i)
+        .ok_or_else(|| Error::not_found(format!("no {what} {i}: {owner} has {}", items.len())))
+}
+
+/// The index of the item named `name`, or KSYM_ERR_NOT_FOUND listing them.
+fn find_named<T>(
+    items: &[T],
+    name: &[u8],
+    what: &str,
+    name_of: fn(&T) -> &CString,
+) -> Result<usize> {
+    items
+        .iter()
+        .position(|x| name_of(x).to_bytes() == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = items
+                .iter()
+                .map(|x| name_of(x).to_string_lossy().into_owned())
+                .collect();
+            Error::not_found(format!(
+                "no {what} `{}` in the object ({what}s: {})",
+                String::from_utf8_lossy(name),
+                names.join(", ")
+            ))
+        })
+}
+
+impl Object {
+    /// What relocation `r` of this object is about: extern, map, data
+    /// section or subprogram name; for Core, the local type and access
+    /// string as libbpf prints them.
+    pub fn reloc_symbol<'s>(&'s self, r: &'s Reloc) -> &'s CStr {
+        match (&r.name, r.kind) {
+            (Some(n), _) => n,
+            (None, RelocKind::MapFd | RelocKind::MapValue) => &self.maps[r.target].name,
+            (None, _) => &self.externs[r.target].name,
+        }
+    }
+
+    pub fn license(&self) -> &CString {
+        &self.license
+    }
+
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    pub fn maps(&self) -> &[Map] {
+        &self.maps
+    }
+
+    pub fn externs(&self) -> &[Extern] {
+        &self.externs
+    }
+
+    /// The index of the program named `name` (its symbol name).
+    pub fn find_program(&self, name: &[u8]) -> Result<usize> {
+        find_named(&self.programs, name, "program", |p| &p.name)
+    }
+
+    /// The index of the map named `name`.
+    pub fn find_map(&self, name: &[u8]) -> Result<usize> {
+        find_named(&self.maps, name, "map", |m| &m.name)
+    }
+
+    pub fn program(&self, prog: usize) -> Result<&Program> {
+        nth(&self.programs, prog, "program", "the object")
+    }
+
+    pub fn map(&self, map: usize) -> Result<&Map> {
+        nth(&self.maps, map, "map", "the object")
+    }
+
+    pub fn external(&self, ext: usize) -> Result<&Extern> {
+        nth(&self.externs, ext, "extern", "the object")
+    }
+
+    /// Relocation `i` of a program.
+    pub fn reloc(&self, prog: usize, i: usize) -> Result<&Reloc> {
+        nth(
+            self.relocs(prog)?,
+            i,
+            "relocation",
+            &format!("program {prog}"),
+        )
+    }
+
+    /// The relocations of a program (an alias reports its target's).
+    pub fn relocs(&self, prog: usize) -> Result<&[Reloc]> {
+        let p = self.program(prog)?;
+        Ok(&self.layouts[p.layout].relocs)
+    }
+
+    pub fn set_map_fd(&mut self, map: usize, fd: i32) -> Result<()> {
+        self.map(map)?;
+        let m = &mut self.maps[map];
+        if fd < 0 {
+            return Err(Error::invalid(format!(
+                "fd {fd} for map `{}` is negative",
+                m.name.to_string_lossy()
+            )));
+        }
+        m.fd = Some(fd);
+        Ok(())
+    }
+
+    /// The object's BTF, made loadable by BPF_BTF_LOAD.
+    pub fn btf(&self) -> Result<&[u8]> {
+        self.btf
+            .as_deref()
+            .ok_or_else(|| Error::not_found("the object has no .BTF section (built without -g?)"))
+    }
+
+    /// func_info records of a program's final instructions (8 bytes each).
+    pub fn func_info(&self, prog: usize) -> Result<&[u8]> {
+        let p = self.program(prog)?;
+        self.btf()?;
+        Ok(&self.layouts[p.layout].func_info)
+    }
+
+    /// line_info records of a program's final instructions (16 bytes each).
+    pub fn line_info(&self, prog: usize) -> Result<&[u8]> {
+        let p = self.program(prog)?;
+        self.btf()?;
+        Ok(&self.layouts[p.layout].line_info)
+    }
+
+    /// The final instructions, after [`Object::relocate`]. Aliases get the
+    /// very same slice as their target.
+    pub fn insns(&self, prog: usize) -> Result<&[Insn]> {
+        let p = self.program(prog)?;
+        if !self.stage.is_relocated() {
+            return Err(
+                Error::invalid(format!("program `{}`: call ", p.name.to_string_lossy()))
+                    .then_call(Call::Relocate, " first"),
+            );
+        }
+        let l = &self.layouts[p.layout];
+        if let Some(e) = &l.skipped {
+            return Err(Error::new(
+                e.code(),
+                format!(
+                    "program `{}`: not relocated: its autoload is off (it need not be), and {}",
+                    p.name.to_string_lossy(),
+                    e.message()
+                ),
+            ));
+        }
+        Ok(&l.insns)
+    }
+
+    /// The fd array of a program's `BPF_PROG_LOAD` (module BTF fds of its
+    /// kfunc calls; `insn.off` indexes it): empty when it calls none.
+    pub fn fd_array(&self, prog: usize) -> Result<&[i32]> {
+        let p = self.program(prog)?;
+        let l = &self.layouts[p.layout];
+        let uses = l
+            .relocs
+            .iter()
+            .any(|r| r.kind == RelocKind::Kfunc && self.externs[r.target].fd_idx != 0);
+        Ok(if uses { &self.fd_array } else { &[] })
+    }
+
+    /// Initial slot `i` of map `map`.
+    pub fn slot(&self, map: usize, i: usize) -> Result<&Slot> {
+        let m = self.map(map)?;
+        nth(
+            &m.slots,
+            i,
+            "initial slot",
+            &format!("map `{}`", m.name.to_string_lossy()),
+        )
+    }
+
+    /// The `.kconfig` map, if the object has `.kconfig` externs.
+    pub fn kconfig_map(&self) -> Option<usize> {
+        self.kconfig_map
+    }
+}

@@ -1,0 +1,133 @@
+//! `elf_collect`: what the sections say before maps and relocations: the
+//! license, the BTF, the code sections, and the programs (global or weak
+//! functions of executable sections other than `.text`, aliases included).
+
+use object::elf as E;
+
+use super::Collected;
+use crate::base::hash::KeyMap;
+use crate::bpf::attach::Attach;
+use crate::bpf::btf::Btf;
+use crate::bpf::elf::{cstring, Elf};
+use crate::bpf::insn::Insns;
+use crate::bpf::object::Program;
+use crate::error::{Error, Result};
+use crate::formats::btf::Btf as LocalBtf;
+
+/// The license, BTF and code of the object, and its programs.
+#[allow(clippy::type_complexity)]
+pub(super) fn collect<'a>(elf: &Elf<'a>) -> Result<(Collected<'a>, Option<Btf>, Vec<Program>)> {
+    let secs = &elf.secs;
+    let license = elf
+        .by_name(b"license")
+        .map(|i| cstring(secs[i].data.split(|&b| b == 0).next().unwrap_or_default()))
+        .unwrap_or_default();
+    if elf.by_name(b"maps").is_some() {
+        return Err(Error::unsupported(
+            "legacy map definitions (section `maps`): use BTF-defined maps in `.maps`",
+        ));
+    }
+    let text = elf.by_name(b".text").filter(|&i| elf.is_code(i));
+    let btf_sec = elf.by_name(b".BTF");
+    let btf = match btf_sec {
+        Some(i) => Some(Btf::parse(secs[i].data)?),
+        None => None,
+    };
+    // The same BTF, zero-copy, for CO-RE and extern types.
+    let local = match btf_sec {
+        Some(i) => Some(LocalBtf::parse(secs[i].data.to_vec())?),
+        None => None,
+    };
+    let mut code: KeyMap<usize, Insns<'_>> = KeyMap::default();
+    for (i, s) in secs.iter().enumerate() {
+        if elf.is_code(i) {
+            if s.data.len() % 8 != 0 {
+                return Err(Error::format(format!(
+                    "section `{}`: size {} is not a whole number of instructions",
+                    String::from_utf8_lossy(s.name),
+                    s.data.len()
+                )));
+            }
+            code.insert(i, Insns::new(s.data));
+        }
+    }
+    let c = Collected {
+        license,
+        text,
+        maps_sec: elf.by_name(b".maps"),
+        local,
+        code,
+    };
+    let programs = programs(elf, &c)?;
+    Ok((c, btf, programs))
+}
+
+/// The programs, by section and offset: global or weak functions of
+/// executable sections but `.text`. Symbols at the same section and
+/// offset are aliases of the first.
+fn programs(elf: &Elf<'_>, c: &Collected<'_>) -> Result<Vec<Program>> {
+    let (secs, syms) = (&elf.secs, &elf.syms);
+    let mut progs: Vec<(usize, u64, usize)> = Vec::new(); // (section, offset, symbol)
+    for (si, s) in syms.iter().enumerate() {
+        let sec = s.shndx as usize;
+        if s.ty == E::STT_FUNC
+            && (s.bind == E::STB_GLOBAL || s.bind == E::STB_WEAK)
+            && s.shndx != E::SHN_UNDEF
+            && sec < secs.len()
+            && Some(sec) != c.text
+            && elf.is_code(sec)
+        {
+            progs.push((sec, s.value, si));
+        }
+    }
+    progs.sort();
+    let mut programs: Vec<Program> = Vec::new();
+    for &(sec, off, si) in &progs {
+        let s = &syms[si];
+        let n_insns = c.code[&sec].len();
+        if off % 8 != 0 || off / 8 > n_insns as u64 {
+            return Err(Error::format(format!(
+                "program `{}`: offset {off} is not an instruction of section `{}`",
+                String::from_utf8_lossy(s.name),
+                String::from_utf8_lossy(secs[sec].name)
+            )));
+        }
+        let start = (off / 8) as usize;
+        let alias_of = programs
+            .iter()
+            .position(|p| p.sec == sec && p.insn_off == start)
+            .unwrap_or(programs.len());
+        let len = if s.size > 0 {
+            (s.size / 8) as usize
+        } else {
+            // Up to the next function of the section, or its end.
+            progs
+                .iter()
+                .filter(|&&(s2, o2, _)| s2 == sec && o2 > off)
+                .map(|&(_, o2, _)| (o2 / 8) as usize)
+                .min()
+                .unwrap_or(n_insns)
+                - start
+        };
+        if start + len > n_insns || len == 0 {
+            return Err(Error::format(format!(
+                "program `{}`: {} instructions from {start} do not fit section `{}` ({n_insns})",
+                String::from_utf8_lossy(s.name),
+                len,
+                String::from_utf8_lossy(secs[sec].name)
+            )));
+        }
+        programs.push(Program {
+            name: cstring(s.name),
+            section: cstring(secs[sec].name).into(),
+            alias_of,
+            insn_off: start,
+            insn_cnt: len,
+            layout: 0,
+            sec,
+            attach: Attach::of_section(secs[sec].name),
+            autoload: !secs[sec].name.starts_with(b"?"),
+        });
+    }
+    Ok(programs)
+}

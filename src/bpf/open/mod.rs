@@ -1,0 +1,104 @@
+//! Opening an object, in named phases as libbpf's `bpf_object_open`:
+//!
+//! 1. `elf_init` ([`super::elf::Elf::parse`]): the header, sections and
+//!    symbols;
+//! 2. [`elf_collect`]: the license, the BTF (owned and zero-copy), the
+//!    code sections and the programs;
+//! 3. [`collect_externs`]: the externs the BTF describes;
+//! 4. [`init_maps`]: the BTF-defined maps, the data sections', `.kconfig`'s
+//!    and the struct_ops maps, in libbpf's order;
+//! 5. [`collect_relos`]: what each relocation of the code points at (and
+//!    the untyped ksyms only relocations name), map slots, struct_ops
+//!    programs;
+//! 6. [`layouts`]: the loadable BTF, the CO-RE sites, and each program's
+//!    layout (libbpf does this part at load, in `bpf_object__relocate`).
+//!
+//! Each phase is a function of its own, taking what the earlier ones made.
+
+mod collect_externs;
+mod collect_relos;
+mod elf_collect;
+mod init_maps;
+mod layouts;
+
+use std::ffi::CString;
+
+use crate::base::hash::KeyMap;
+
+use super::btf_ext::BtfExt;
+use super::elf::Elf;
+use super::externs::Extern;
+use super::file;
+use super::insn::Insns;
+use super::object::{Map, Object};
+use super::reloc::Target;
+use crate::error::Result;
+use crate::formats::btf::Btf as LocalBtf;
+
+/// What [`elf_collect`] finds, besides the programs.
+struct Collected<'a> {
+    license: CString,
+    /// `.text`, if it is code.
+    text: Option<usize>,
+    /// `.maps`.
+    maps_sec: Option<usize>,
+    /// The object's BTF, zero-copy (CO-RE, extern types); the owned one
+    /// (maps, the loadable BTF) goes beside, as `.BTF.ext` borrows it.
+    local: Option<LocalBtf>,
+    /// The code sections' instructions, by section.
+    code: KeyMap<usize, Insns<'a>>,
+}
+
+/// What [`collect_externs`] finds (and [`collect_relos`] adds to).
+struct Externs {
+    list: Vec<Extern>,
+    by_name: KeyMap<Vec<u8>, usize>,
+}
+
+/// What [`init_maps`] makes.
+#[derive(Default)]
+struct Maps {
+    list: Vec<Map>,
+    /// `.maps` map by (section, symbol value).
+    of_symbol: KeyMap<(usize, u64), usize>,
+    /// `.maps` definitions' (offset, size, values offset, map).
+    values: Vec<(u64, u64, u64, usize)>,
+    /// Data-section map by section.
+    data: KeyMap<usize, usize>,
+    kconfig: Option<usize>,
+    /// The struct_ops sections.
+    struct_ops_secs: Vec<usize>,
+}
+
+/// Per code section: (instruction, what its relocation points at), by
+/// instruction.
+type Targets = KeyMap<usize, Vec<(usize, Target)>>;
+
+/// The whole open, phase by phase.
+fn load(data: &[u8]) -> Result<Object> {
+    let elf = Elf::parse(data)?;
+    let (c, btf, mut programs) = elf_collect::collect(&elf)?;
+    let ext = match (elf.by_name(b".BTF.ext"), &btf) {
+        (Some(i), Some(b)) => Some(BtfExt::parse(elf.secs[i].data, b)?),
+        _ => None,
+    };
+    let mut externs = collect_externs::collect(&elf, c.local.as_ref())?;
+    let mut maps = init_maps::init(&elf, &c, btf.as_ref(), &externs.list)?;
+    let targets = collect_relos::collect(&elf, &c, &mut programs, &mut maps, &mut externs)?;
+    let parts = (programs, maps, externs.list, targets);
+    layouts::finish(&elf, c, btf.as_ref(), ext.as_ref(), parts)
+}
+
+impl Object {
+    /// Parses an object file's bytes (copied as needed: nothing borrows them).
+    pub fn parse(data: &[u8]) -> Result<Object> {
+        load(data)
+    }
+
+    /// Reads and parses an object file (only the sections it needs:
+    /// DWARF and the relocations of .BTF.ext are left unread).
+    pub fn open(path: &std::path::Path) -> Result<Object> {
+        let data = file::read_object(path)?;
+        Self::parse(&data).map_err(|e| e.context(path.display()))
+    }
+}
