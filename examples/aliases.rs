@@ -1,7 +1,9 @@
 //! A BPF object whose programs have aliases (c-tests/bpf/aliases.bpf.o):
 //! its externs resolved from kallsyms, its map created, every program
-//! relocated once (an alias shares its target's very instructions) and
-//! loaded as a socket filter through bpf(2) where the kernel lets us.
+//! relocated once (an alias shares its target's very instructions), its
+//! BTF loaded, and every program loaded with its func_info as a socket
+//! filter through bpf(2) where the kernel lets us (`make test-docs` runs
+//! it and requires that, as root).
 //! `cargo run --example aliases [OBJECT]`.
 
 use std::path::PathBuf;
@@ -82,6 +84,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     o.relocate()?;
     let license = o.license().clone();
+    // The object's BTF, loaded once: the kernel needs it (and each
+    // program's func_info) for a program that calls a global function.
+    let btf = o.btf().ok().filter(|_| loadable).map(|b| {
+        bpf(18 /* BPF_BTF_LOAD */, |a| {
+            put64(a, 0, b.as_ptr() as u64);
+            put32(a, 16, b.len() as u32);
+        })
+    });
+    let btf_fd = match btf {
+        Some(Ok(fd)) => fd,
+        Some(Err(e)) => {
+            println!("BTF not loaded ({e}): programs load without it");
+            0
+        }
+        None => 0,
+    };
     for (i, p) in o.programs().iter().enumerate() {
         let insns = o.insns(i)?;
         let shared = std::ptr::eq(insns, o.insns(p.alias_of)?);
@@ -100,6 +118,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             insns.len() as u32,
             info.expected_attach_type,
         );
+        let func_info = if btf_fd > 0 { o.func_info(i)? } else { &[] };
         let mut log = vec![0u8; 1 << 16];
         match bpf(5 /* BPF_PROG_LOAD */, |a| {
             put32(a, 0, ty);
@@ -110,6 +129,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             put32(a, 28, log.len() as u32);
             put64(a, 32, log.as_mut_ptr() as u64);
             put32(a, 68, at);
+            if !func_info.is_empty() {
+                put32(a, 72, btf_fd as u32); // prog_btf_fd
+                put32(a, 76, ksym::bpf::FUNC_INFO_SIZE as u32);
+                put64(a, 80, func_info.as_ptr() as u64);
+                put32(a, 88, (func_info.len() / ksym::bpf::FUNC_INFO_SIZE) as u32);
+            }
         }) {
             Ok(fd) => {
                 println!(", loaded (fd {fd})");

@@ -7,7 +7,8 @@
 # - the Rust API's docs build without a warning (every public item
 #   documented, no broken link; without the `internals` feature, which
 #   only the tests enable), and examples/lookup.rs prints what
-#   examples/lookup.c prints.
+#   examples/lookup.c prints; examples/aliases.rs's programs share one
+#   copy per alias and load (where bpf() works).
 
 TEST_PARTS += test-docs
 
@@ -33,3 +34,18 @@ test-docs: $(BUILD)/libksym.a $(BUILD)/native-static-libs testdata
 	if [ "$$out" != "schedule+0x10 [vmlinux] size 0xc0" ]; then \
 	    echo "examples/lookup.rs printed '$$out'" >&2; exit 1; fi; \
 	echo "Rust example: $$out (bundled 6.12 kernel)"
+	@# examples/aliases.rs: every alias shares its target's instructions
+	@# (the example compares the slices), and where bpf() works the kernel
+	@# loads every program (its verifier is the oracle); a machine that is
+	@# to have the kernel (KSYM_REQUIRE) may not skip that.
+	@out=$$($(CARGO) run -q -p ksym --example aliases) || { echo "examples/aliases.rs failed:"; echo "$$out"; exit 1; }; \
+	progs=$$(echo "$$out" | grep -c '^program '); \
+	shared=$$(echo "$$out" | grep -c 'shared with its target: true'); \
+	loaded=$$(echo "$$out" | grep -c ', loaded (fd '); \
+	if [ "$$progs" -lt 2 ] || [ "$$shared" != "$$progs" ]; then \
+	    echo "examples/aliases.rs: $$shared of $$progs programs share their target's instructions:"; echo "$$out"; exit 1; fi; \
+	if [ "$$loaded" != "$$progs" ]; then \
+	    case ",$${KSYM_REQUIRE:-}," in *,kernel,*|*,all,*) \
+	        echo "examples/aliases.rs: $$loaded of $$progs programs loaded (KSYM_REQUIRE=$$KSYM_REQUIRE):"; echo "$$out"; exit 1;; esac; \
+	    mkdir -p target/tmp; echo "SKIP kernel examples/aliases.rs: $$loaded of $$progs programs loaded (no bpf() here?)" | tee -a target/tmp/ksym-skipped; \
+	else echo "Rust example aliases: $$progs programs, aliases sharing one copy, all loaded by the kernel"; fi
