@@ -23,9 +23,11 @@ set -u
 fork=${BPFTRACE_FORK:-build/bpftrace-fork/bpftrace}
 deb=${BPFTRACE_DEB:-/usr/bin/bpftrace}
 count=200
-dd="dd if=/dev/zero of=/dev/null bs=1 count=$count status=none"
-iplink="sh -c 'ip link add ksymbt0 type dummy && ip link set ksymbt0 up && ip link del ksymbt0'"
+dd="/usr/bin/dd if=/dev/zero of=/dev/null bs=1 count=$count status=none"
 tmp=$(mktemp -d)
+# bpftrace -c splits its command on spaces: the dummy device's script is a file.
+echo 'ip link add ksymbt0 type dummy && ip link set ksymbt0 up && ip link del ksymbt0' > "$tmp/iplink.sh"
+iplink="/bin/sh $tmp/iplink.sh"
 fail=0
 checks=0
 
