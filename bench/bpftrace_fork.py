@@ -110,10 +110,13 @@ def run(tool, pattern):
             first = time.monotonic() - t0
             break
     hwm = 0
-    with open(f"/proc/{p.pid}/status") as f:
-        for l in f:
-            if l.startswith("VmHWM:"):
-                hwm = int(l.split()[1])
+    try:
+        with open(f"/proc/{p.pid}/status") as f:
+            for l in f:
+                if l.startswith("VmHWM:"):
+                    hwm = int(l.split()[1])
+    except OSError:  # it exited: say why
+        print(f"{tool} exited ({p.poll()}):\n{''.join(out)[-2000:]}", file=sys.stderr, flush=True)
     p.send_signal(signal.SIGINT)
     try:
         out.append(p.communicate(timeout=120)[0])
