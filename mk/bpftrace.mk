@@ -1,0 +1,31 @@
+# The bpftrace fork (bpftrace/, docs/bpftrace-fork.md): Debian's bpftrace
+# 0.17 with kfunc/kretfunc wildcards generated once and loaded as libksym
+# aliases.
+#
+#   make bpftrace-fork          fetch (once), patch, build (incremental): $(BPFTRACE_FORK)
+#   make test-bpftrace-fork     the fork against Debian's bpftrace in the guest
+#   make bench-bpftrace-fork    object size, time to attached/first event, peak RSS, in the guest
+#
+# `make test` runs the guest proof in test-guest's boot when the fork is
+# built (GUEST_SCRIPTS); it does not build the fork (docs/bpftrace-fork.md:
+# the build's measured time).
+
+BPFTRACE_FORK := $(BUILD)/bpftrace-fork/bpftrace
+
+.PHONY: bpftrace-fork test-bpftrace-fork bench-bpftrace-fork
+
+bpftrace-fork:
+	@sh tools/deps.sh bpftrace-fork
+	sh bpftrace/build.sh $(BUILD)/bpftrace-fork
+
+test-bpftrace-fork: guest-prepare
+	@test -x $(BPFTRACE_FORK) || { echo "no $(BPFTRACE_FORK): make bpftrace-fork" >&2; exit 1; }
+	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) -- sh bpftrace/tests/guest.sh
+
+bench-bpftrace-fork: guest-prepare
+	@test -x $(BPFTRACE_FORK) || { echo "no $(BPFTRACE_FORK): make bpftrace-fork" >&2; exit 1; }
+	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) -- python3 bench/bpftrace_fork.py $(BPFTRACE_FORK)
+
+ifneq ($(wildcard $(BPFTRACE_FORK)),)
+GUEST_SCRIPTS += bpftrace/tests/guest.sh
+endif
