@@ -61,9 +61,6 @@
 #![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
 mod base;
-// The BPF module is being split into phases (issue 25 item 3); the
-// docs of its remaining items come with that work.
-#[allow(missing_docs)]
 pub mod bpf;
 mod btf;
 mod cname;

@@ -107,12 +107,18 @@ impl Resolved {
 /// What a loader needs to load and attach one program or alias.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttachInfo<'a> {
+    /// The program type (`BPF_PROG_TYPE_*`) of `BPF_PROG_LOAD`; 0 for a
+    /// section libbpf does not know (a loader loads it as a socket filter).
     pub prog_type: u32,
+    /// `expected_attach_type` of `BPF_PROG_LOAD` (`BPF_*` attach type), or
+    /// a struct_ops program's member index.
     pub expected_attach_type: u32,
     /// 0 when the type needs none (or before resolution).
     pub attach_btf_id: u32,
     /// 0 for vmlinux; -1 when the module's BTF object has no fd here.
     pub attach_btf_obj_fd: i32,
+    /// The target's name (a function, tracepoint, struct member...), after
+    /// resolution; `None` when the section names none.
     pub target: Option<&'a CStr>,
     /// `vmlinux` for the core kernel (after resolution).
     pub module: Option<&'a CStr>,

@@ -32,20 +32,28 @@ pub enum ExternKind {
 /// How a `.kconfig` value is stored (libbpf's `enum kcfg_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KcfgType {
+    /// `bool` (1 byte, 0 or 1).
     Bool,
+    /// `char` (1 byte): a tristate as its letter (`y`, `n`, `m`), or a number.
     Char,
     /// `enum libbpf_tristate`: n 0, y 1, m 2.
     Tristate,
+    /// A signed or unsigned integer of 1, 2, 4 or 8 bytes.
     Int,
+    /// `char[N]`: a string value, NUL-padded.
     CharArr,
 }
 
 /// A `.kconfig` extern's place in the `.kconfig` map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kcfg {
+    /// How the value is stored.
     pub ty: KcfgType,
+    /// Its size in bytes.
     pub size: u32,
+    /// Its alignment in the map.
     pub align: u32,
+    /// Whether an `Int` is signed.
     pub signed: bool,
     /// Offset of its value in the map (libbpf's layout).
     pub off: u32,
@@ -56,7 +64,10 @@ pub struct Kcfg {
 pub struct Extern {
     /// May be module-qualified (`ext4`ext4_file_open`) through an asm label.
     pub name: CString,
+    /// What it refers to: a kernel symbol, a BTF type, a kfunc or a
+    /// `.kconfig` value.
     pub kind: ExternKind,
+    /// Declared `__weak`: it may be absent (0, or a poisoned call).
     pub weak: bool,
     /// Ksym: found in kallsyms; KsymBtf, Kfunc: found in the kernel's BTF;
     /// Kconfig: its value was set.

@@ -5,9 +5,13 @@
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Insn {
+    /// The opcode (`BPF_CLASS | BPF_SIZE | BPF_MODE` or `| BPF_OP | BPF_SRC`).
     pub code: u8,
+    /// dst_reg in the low nibble, src_reg in the high one.
     pub regs: u8,
+    /// The signed offset (jumps, memory accesses; a kfunc call's fd index).
     pub off: i16,
+    /// The immediate (the low half of an ld_imm64's value).
     pub imm: i32,
 }
 
@@ -46,18 +50,22 @@ impl Insn {
         }
     }
 
+    /// The source register (high nibble of `regs`).
     pub fn src_reg(&self) -> u8 {
         self.regs >> 4
     }
 
+    /// Sets the source register, keeping the destination.
     pub fn set_src_reg(&mut self, src: u8) {
         self.regs = (self.regs & 0x0f) | (src << 4);
     }
 
+    /// The first half of a 64-bit immediate load (`BPF_LD | BPF_IMM | BPF_DW`).
     pub fn is_ld_imm64(&self) -> bool {
         self.code == LD_IMM64
     }
 
+    /// A call (`BPF_JMP | BPF_CALL`): a helper, a BPF function or a kfunc.
     pub fn is_call(&self) -> bool {
         self.code == CALL
     }

@@ -46,7 +46,9 @@ pub const RELOC_POISONED: u32 = 2;
 /// A relocation of a program, in final instruction indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reloc {
+    /// The instruction it writes, in the program's final instructions.
     pub insn_idx: usize,
+    /// What it writes.
     pub kind: RelocKind,
     /// The subprogram name (Call, Func); for Core, the local type and
     /// access string as libbpf prints them; `None` for the others, whose
@@ -69,6 +71,7 @@ pub struct Reloc {
 /// than `.text`.
 #[derive(Clone, Debug)]
 pub struct Program {
+    /// Its symbol name (an alias's is the name given to it).
     pub name: CString,
     /// Shared by the program and its aliases.
     pub section: std::sync::Arc<std::ffi::CStr>,
@@ -92,18 +95,29 @@ pub struct Program {
 /// A map: a BTF-defined `.maps` variable or a data section.
 #[derive(Clone, Debug)]
 pub struct Map {
+    /// Its name: the `.maps` variable's, or the data section's libbpf
+    /// name (`.rodata`, `.data.custom`...).
     pub name: CString,
+    /// The ELF section it comes from.
     pub section: CString,
+    /// `BPF_MAP_TYPE_*`.
     pub map_type: u32,
+    /// Key size in bytes.
     pub key_size: u32,
+    /// Value size in bytes.
     pub value_size: u32,
+    /// `max_entries` of `BPF_MAP_CREATE`.
     pub max_entries: u32,
+    /// `map_flags` of `BPF_MAP_CREATE` (`BPF_F_*`).
     pub map_flags: u32,
     /// The key's and value's types in the object's BTF (0: none); a data
     /// section's value is its DATASEC.
     pub btf_key_type_id: u32,
+    /// See `btf_key_type_id`.
     pub btf_value_type_id: u32,
+    /// `map_extra` of `BPF_MAP_CREATE` (bloom filter hashes, arena address).
     pub map_extra: u64,
+    /// `numa_node` of `BPF_MAP_CREATE`.
     pub numa_node: u32,
     /// Maps of maps: the inner map's (template's) type, key and value
     /// sizes, max entries, flags, and BTF key and value type ids.
@@ -118,19 +132,26 @@ pub struct Map {
     pub initial_value: Option<Vec<u8>>,
     /// struct_ops maps: the variable and what resolve_btf made of it.
     pub struct_ops: Option<Box<StructOps>>,
+    /// The fd the loader created it with ([`Object::set_map_fd`]).
     pub fd: Option<i32>,
 }
 
 /// An initial slot of a map of maps (a map) or a program array (a program).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
+    /// The slot's index (a struct_ops map: the byte offset in its value).
     pub index: u32,
+    /// What goes in it.
     pub target: SlotTarget,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What an initial slot holds: a map or a program, by index in the
+/// object.
 pub enum SlotTarget {
+    /// The fd of map `usize` (a map of maps).
     Map(usize),
+    /// The fd of program `usize` (a program array).
     Program(usize),
     /// A program whose fd goes, as a u64, at byte `index` of a struct_ops
     /// map's value.
@@ -353,18 +374,23 @@ impl Object {
         }
     }
 
+    /// The license (`SEC("license")`), as `BPF_PROG_LOAD` takes it.
     pub fn license(&self) -> &CString {
         &self.license
     }
 
+    /// Every program, aliases included: the object's in symbol order, then
+    /// the aliases [`Object::expand`] made, in the order it made them.
     pub fn programs(&self) -> &[Program] {
         &self.programs
     }
 
+    /// The maps, in libbpf's order.
     pub fn maps(&self) -> &[Map] {
         &self.maps
     }
 
+    /// The externs (`__ksym`, `__kconfig`).
     pub fn externs(&self) -> &[Extern] {
         &self.externs
     }
@@ -379,14 +405,17 @@ impl Object {
         find_named(&self.maps, name, "map", |m| &m.name)
     }
 
+    /// Program `prog`, or `NotFound` saying how many there are.
     pub fn program(&self, prog: usize) -> Result<&Program> {
         nth(&self.programs, prog, "program", "the object")
     }
 
+    /// Map `map`, or `NotFound` saying how many there are.
     pub fn map(&self, map: usize) -> Result<&Map> {
         nth(&self.maps, map, "map", "the object")
     }
 
+    /// Extern `ext`, or `NotFound` saying how many there are.
     pub fn external(&self, ext: usize) -> Result<&Extern> {
         nth(&self.externs, ext, "extern", "the object")
     }
@@ -407,6 +436,8 @@ impl Object {
         Ok(&self.layouts[p.layout].relocs)
     }
 
+    /// Records the fd the loader created map `map` with; relocate writes it
+    /// into the instructions that load the map.
     pub fn set_map_fd(&mut self, map: usize, fd: i32) -> Result<()> {
         self.map(map)?;
         let m = &mut self.maps[map];
