@@ -24,6 +24,8 @@ One run, TCG: read the ratios and how they grow with N, not the seconds.
 """
 import os, re, select, signal, subprocess, sys, time
 
+from guestlib import tracing_links
+
 fork = sys.argv[1]
 patterns = sys.argv[2:] or ["vfs_*", "*file*", "*read*"]
 tools = [("fork", fork), ("0.17", "/usr/bin/bpftrace")]
@@ -36,20 +38,6 @@ def prog(pattern):
             "if (@first == 0) { @first = 1; printf(\"first\\n\"); } }")
 
 
-def tracing_links(pid):
-    n = 0
-    try:
-        fds = os.listdir(f"/proc/{pid}/fdinfo")
-    except OSError:
-        return -1
-    for fd in fds:
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                if "link_type:\ttracing" in f.read():
-                    n += 1
-        except OSError:
-            pass
-    return n
 
 
 def object_size(tool, pattern):

@@ -20,26 +20,13 @@ attach) are its --phases line. Ratios, not absolute times: TCG is slow.
 """
 import os, re, signal, statistics, subprocess, sys, time
 
+from guestlib import tracing_links
+
 ksym = sys.argv[1]
 pattern = sys.argv[2] if len(sys.argv) > 2 else "vfs_*"
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 
 
-def tracing_links(pid):
-    n = 0
-    d = f"/proc/{pid}/fdinfo"
-    try:
-        fds = os.listdir(d)
-    except OSError:
-        return -1
-    for fd in fds:
-        try:
-            with open(f"{d}/{fd}") as f:
-                if "link_type:\ttracing" in f.read():
-                    n += 1
-        except OSError:
-            pass
-    return n
 
 
 def run(argv, want_re):
