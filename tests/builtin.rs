@@ -603,6 +603,41 @@ fn vmlinux_of_another_kernel_is_refused() {
 }
 
 #[test]
+fn vmlinux_with_two_text_anchors() {
+    // kallsyms of that ELF's kernel, moved by a KASLR slide of 0x80000000:
+    // `_text` and f1 and f2 at their ELF addresses (0x1000000..) + slide.
+    let text = b"0000000081000000 T _text\n0000000081000001 T f1\n0000000081000002 T f2\n";
+    let open = |elf: &str| {
+        Table::from_bytes(
+            text,
+            &Options {
+                vmlinux_path: Some(fixture(&format!("vmlinux-two-text/{elf}"))),
+                ..Default::default()
+            },
+        )
+    };
+    // A linker's: the global `_text` is the anchor, the local one is not.
+    let t = open("local-and-global.elf").unwrap();
+    for (name, size) in [("f1", 1), ("f2", 2)] {
+        let s = found(&t, name);
+        assert_eq!(
+            (s.size, s.flags & SYM_SIZE_EXACT),
+            (size, SYM_SIZE_EXACT),
+            "{name}"
+        );
+    }
+    // Two global ones: which slide is meant cannot be known.
+    let e = open("two-global.elf").err().unwrap();
+    assert_eq!(e.code(), FORMAT, "{e}");
+    assert!(
+        e.message()
+            .contains("two global `_text` symbols, at 0x1000006 and 0x1000000"),
+        "{e}"
+    );
+    assert!(e.message().contains("two-global.elf"), "{e}");
+}
+
+#[test]
 fn bad_ranges_files() {
     let dir = common::TempDir::new();
     let p = dir.path().join("ranges");

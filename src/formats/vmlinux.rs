@@ -39,7 +39,7 @@ impl ElfSymbols {
         if file.format() != object::BinaryFormat::Elf {
             return Err(Error::format("not an ELF file"));
         }
-        let mut text = None;
+        let mut anchors = Vec::new();
         let mut symbols = Vec::new();
         for s in file.symbols() {
             let Ok(name) = s.name_bytes() else { continue };
@@ -47,7 +47,7 @@ impl ElfSymbols {
                 continue;
             }
             if name == b"_text" {
-                text = Some(s.address());
+                anchors.push((s.address(), s.is_global()));
             }
             if !matches!(
                 s.kind(),
@@ -65,6 +65,26 @@ impl ElfSymbols {
         if symbols.is_empty() {
             return Err(Error::format("no symbol table"));
         }
+        let text = anchor(&anchors)?;
         Ok(ElfSymbols { text, symbols })
     }
+}
+
+/// The address the KASLR slide is measured from: the global `_text` (as
+/// kallsyms lists it), or a local one where there is no global. Two
+/// different ones of the same binding make every size a guess.
+fn anchor(anchors: &[(u64, bool)]) -> Result<Option<u64>> {
+    let any_global = anchors.iter().any(|a| a.1);
+    let mut chosen = anchors.iter().filter(|a| a.1 == any_global).map(|a| a.0);
+    let Some(first) = chosen.next() else {
+        return Ok(None);
+    };
+    if let Some(other) = chosen.find(|&a| a != first) {
+        let binding = if any_global { "global" } else { "local" };
+        return Err(Error::format(format!(
+            "two {binding} `_text` symbols, at {first:#x} and {other:#x}: the address the \
+             KASLR slide is measured from is ambiguous"
+        )));
+    }
+    Ok(Some(first))
 }
