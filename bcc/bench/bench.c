@@ -164,7 +164,7 @@ static void write_addrs(const char *path, int core_only)
 }
 
 /* bpftrace to its first symbolized frame: ms, and its peak RSS in KB. */
-static int bpftrace_once(const char *preload, double *ms, double *kb)
+static int bpftrace_once(const char *preload, const char *err, double *ms, double *kb)
 {
     int pfd[2];
     if (pipe(pfd) != 0)
@@ -173,8 +173,8 @@ static int bpftrace_once(const char *preload, double *ms, double *kb)
     pid_t pid = fork();
     if (pid == 0) {
         dup2(pfd[1], 1);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 2);
+        int errfd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(errfd, 2);
         close(pfd[0]);
         if (preload)
             setenv("LD_PRELOAD", preload, 1);
@@ -285,11 +285,17 @@ int main(int argc, char **argv)
         char preload[4096 + 64];
         snprintf(preload, sizeof(preload), "%s", shim);
         setenv("KSYM_BCC_SNAPSHOT_DIR", snapenv + strlen("KSYM_BCC_SNAPSHOT_DIR="), 1);
+        /* Its tracepoint needs tracefs, which a fresh boot may not have
+         * mounted (bcc/tests/bpftrace.sh mounts it the same way). */
+        if (system("[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing") != 0)
+            printf("\nbpftrace: tracefs is not mounted at /sys/kernel/tracing and could not be\n");
+        char err[4096 + 64];
+        snprintf(err, sizeof(err), "%s/bpftrace.err", dir);
         int bruns = runs < 7 ? runs : 7;
         for (int i = 0; i < bruns; i++) {
-            if (bpftrace_once(NULL, &pt[np], &pk[np]) == 0)
+            if (bpftrace_once(NULL, err, &pt[np], &pk[np]) == 0)
                 np++;
-            if (bpftrace_once(preload, &qt[nq], &qk[nq]) == 0)
+            if (bpftrace_once(preload, err, &qt[nq], &qk[nq]) == 0)
                 nq++;
         }
         printf("\nbpftrace 0.17 (`tracepoint:sched:sched_switch { printf(\"%%s\\n\", kstack); exit(); }`), "
@@ -300,7 +306,16 @@ int main(int argc, char **argv)
             row("start to the first symbolized frame", "ms", median(pt, np), median(qt, nq));
             row("peak RSS", "MB", median(pk, np) / 1024, median(qk, nq) / 1024);
         } else {
-            printf("| bpftrace failed (%d, %d runs) | | | |\n", np, nq);
+            /* What the last failed run said, so the reader can act. */
+            char line[512] = "";
+            FILE *e = fopen(err, "r");
+            while (e && fgets(line, sizeof(line), e) && !strstr(line, "ERROR"))
+                ;
+            if (e)
+                fclose(e);
+            line[strcspn(line, "\n")] = 0;
+            printf("| bpftrace failed (%d of %d runs without, %d with the shim ok): %s | | | |\n", np, bruns, nq,
+                   line);
         }
     }
     char cmd[128];

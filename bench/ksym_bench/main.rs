@@ -50,7 +50,9 @@ fn main() {
     let uname = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     println!(
         "libksym {} bench: kernel {}, {} CPUs",
-        env!("CARGO_PKG_VERSION"),
+        // The library's version (ksym_version()), not this bench package's.
+        unsafe { std::ffi::CStr::from_ptr(ksym_capi::ffi::version::ksym_version()) }
+            .to_string_lossy(),
         uname.trim(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
