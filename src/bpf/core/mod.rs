@@ -417,19 +417,20 @@ fn find_cands(local: &Btf, lid: u32, kernel: &KernelBtf) -> Result<Vec<Cand>> {
     Ok(out)
 }
 
-/// `bpf_core_calc_relo_insn`: resolves one record. `prog` and `idx` name
-/// it in messages.
+/// `bpf_core_calc_relo_insn`: resolves one record. `owner` (what holds
+/// it: "program `p`", "subprogram `f`", as `reloc::owner_name` says) and
+/// `idx` name it in messages.
 pub fn resolve(
     local: &Btf,
     kernel: &KernelBtf,
     rec: &CoreRecord,
     cands: &mut Cands,
-    prog: &str,
+    owner: &str,
     idx: usize,
 ) -> Result<Resolved> {
     let at = |e: Error| {
         e.context(format!(
-            "program `{prog}`, CO-RE relocation #{idx} at insn #{}",
+            "{owner}, CO-RE relocation #{idx} at insn #{}",
             rec.insn_off / 8
         ))
     };

@@ -539,7 +539,8 @@ fn a_loop_in_the_kernel_btf_is_an_error_naming_the_relocation() {
         access_off: access,
         kind: TYPE_MATCHES,
     };
-    let e = resolve(&local, &kernel, &rec, &mut Cands::default(), "prog", 3).unwrap_err();
+    let owner = "program `prog`";
+    let e = resolve(&local, &kernel, &rec, &mut Cands::default(), owner, 3).unwrap_err();
     assert_eq!(e.code(), FORMAT, "{e}");
     let m = e.message();
     assert!(
