@@ -105,10 +105,6 @@ pub mod internals {
     /// `crate::bpf` with its private modules.
     pub mod bpf {
         pub use crate::bpf::*;
-        /// `crate::bpf::btf`.
-        pub mod btf {
-            pub use crate::bpf::btf::*;
-        }
         /// `crate::bpf::btf_ext`.
         pub mod btf_ext {
             pub use crate::bpf::btf_ext::*;
@@ -116,6 +112,10 @@ pub mod internals {
         /// `crate::bpf::insn`.
         pub mod insn {
             pub use crate::bpf::insn::*;
+        }
+        /// `crate::bpf::map_def`.
+        pub mod map_def {
+            pub use crate::bpf::map_def::*;
         }
         /// `crate::bpf::kinds`.
         pub mod kinds {

@@ -1,14 +1,24 @@
-//! BTF: the zero-copy reader (every accessor over every type, whose name
-//! offsets and type ids must lie within the blob; names looked up through
-//! the kernel-BTF index) and the object-side reader, writer and
-//! `.BTF.ext` reader.
+//! BTF: the reader (every accessor over every type, whose name offsets
+//! and type ids must lie within the blob; names looked up through the
+//! kernel-BTF index; map definitions), the writer (what it copies it
+//! writes back byte for byte) and the `.BTF.ext` reader.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-use ksym::internals::formats::btf::Btf;
+use ksym::internals::formats::btf::{Btf, BtfWriter};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(b) = Btf::parse(data.to_vec()) {
+        if let Ok(w) = BtfWriter::from_btf(&b) {
+            let out = w.to_bytes();
+            let again = Btf::parse(out.clone()).expect("the writer's bytes parse");
+            let w2 = BtfWriter::from_btf(&again).expect("and copy again");
+            assert_eq!(w2.to_bytes(), out, "the writer round-trips");
+        }
+        for v in b.ids_of_kind(14).take(64) {
+            let _ = ksym::internals::bpf::map_def::map_def(&b, v);
+        }
+        let _ = ksym::internals::bpf::btf_ext::BtfExt::parse(data, &b.bytes()[b.string_range()]);
         // A parsed type's fields lie within the blob: every name offset
         // is a NUL-terminated string of the string section (or 0), every
         // type id a type of the blob (or void).
@@ -50,12 +60,5 @@ fuzz_target!(|data: &[u8]| {
             let _ = k.find(b"task_struct", 0);
             let _ = k.find(b"vmlinux`schedule", 12);
         }
-    }
-    if let Ok(b) = ksym::internals::bpf::btf::Btf::parse(data) {
-        let _ = b.to_bytes();
-        for v in b.ids_of_kind(14).take(64) {
-            let _ = b.map_def(v);
-        }
-        let _ = ksym::internals::bpf::btf_ext::BtfExt::parse(data, &b);
     }
 });

@@ -1,9 +1,21 @@
 //! `.BTF.ext`: func_info, line_info and CO-RE records per ELF section,
 //! borrowed from the object's bytes. Format: `Documentation/bpf/btf.rst`.
 
-use super::btf::{u32_at, Btf, MAGIC};
 use crate::base::hash::KeyMap;
 use crate::error::{Error, Result};
+use crate::formats::btf::MAGIC;
+
+fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        b.get(off..off.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+/// The string at `off` of a string section (empty when out of range).
+fn str_at(strings: &[u8], off: u32) -> &[u8] {
+    let rest = strings.get(off as usize..).unwrap_or_default();
+    &rest[..memchr::memchr(0, rest).unwrap_or(rest.len())]
+}
 
 /// The `.BTF.ext` records of one ELF section, where they lie in the file.
 #[derive(Clone, Debug, Default)]
@@ -47,7 +59,10 @@ fn bad_ext(what: impl std::fmt::Display) -> Error {
 }
 
 impl<'a> BtfExt<'a> {
-    pub fn parse(data: &'a [u8], btf: &'a Btf) -> Result<BtfExt<'a>> {
+    /// Parses `.BTF.ext` (`data`), whose section names are offsets into
+    /// `strings`, the string section of the object's `.BTF`
+    /// ([`crate::formats::btf::Btf::string_range`] of its bytes).
+    pub fn parse(data: &'a [u8], strings: &'a [u8]) -> Result<BtfExt<'a>> {
         let magic = data.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
         if magic != Some(MAGIC) {
             return Err(bad_ext("bad magic"));
@@ -87,7 +102,7 @@ impl<'a> BtfExt<'a> {
                         .get(pos..pos + need)
                         .ok_or_else(|| bad_ext("records out of bounds"))?;
                     pos += need;
-                    let e: &mut ExtSection = map.entry(btf.str(name_off)).or_default();
+                    let e: &mut ExtSection = map.entry(str_at(strings, name_off)).or_default();
                     if !e.parts.is_empty() && e.record_size != rec {
                         return Err(bad_ext("record sizes differ within a section"));
                     }

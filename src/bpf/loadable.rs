@@ -2,19 +2,20 @@
 
 use object::elf as E;
 
-use super::btf::{self, Btf, Extra};
 use super::elf::{Sec, Sym};
 use super::externs::{self, Extern};
 use crate::error::Result;
+use crate::formats::btf::{self, BtfWriter, Extra};
 
 /// The fixups libbpf makes before BPF_BTF_LOAD: DATASEC sizes and VAR
 /// offsets from the ELF (clang leaves them zero), hidden globals made
 /// static, the `.ksyms` VARs, which the kernel refuses, turned into
 /// allocated 4-byte ints and its kfuncs into global functions (their
 /// unnamed parameters named), the `.kconfig` VARs allocated at their
-/// offsets in the `.kconfig` map; extern functions made global.
+/// offsets in the `.kconfig` map; extern functions made global. `b` is
+/// the object's BTF, to edit (the write half of `formats::btf`).
 pub(super) fn loadable_btf(
-    mut b: Btf,
+    mut b: BtfWriter,
     secs: &[Sec<'_>],
     syms: &[Sym<'_>],
     externs: &[Extern],

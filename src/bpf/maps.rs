@@ -5,10 +5,11 @@
 
 use crate::base::hash::KeyMap;
 use crate::error::{Error, Result};
+use crate::formats::btf::Btf;
 use object::elf as E;
 
-use super::btf::{Btf, Extra};
 use super::elf::{cstring, Sec, Sym};
+use super::map_def::map_def;
 use super::object::{Map, Program, Slot, SlotTarget};
 
 /// `BPF_F_RDONLY_PROG`: the program cannot write the map (`.rodata`).
@@ -37,17 +38,15 @@ pub(super) fn btf_maps(
         Error::format("a `.maps` section but no .BTF: BTF-defined maps need BTF (-g)")
     })?;
     let ds = b
-        .datasec(b".maps")
+        .find_datasec(b".maps")
+        .and_then(|id| b.ty(id))
         .ok_or_else(|| Error::format("no `.maps` DATASEC in .BTF"))?;
-    let Extra::Datasec(vars) = &b.types[ds as usize].extra else {
-        return Err(Error::format("`.maps` DATASEC without entries"));
-    };
     let mut maps: Vec<Map> = Vec::new();
     let mut map_of_symbol: KeyMap<(usize, u64), usize> = KeyMap::default();
     let mut map_values: Vec<(u64, u64, u64, usize)> = Vec::new();
-    for v in vars {
-        let name = b.name(v[0]);
-        let def = b.map_def(v[0])?;
+    for (var, _, _) in ds.datasec() {
+        let name = b.name(var);
+        let def = map_def(b, var)?;
         let sym = syms
             .iter()
             .find(|s| s.shndx as usize == mi && s.name == name)
@@ -137,7 +136,7 @@ pub(super) fn data_map_of(
     btf: Option<&Btf>,
     initial_value: Option<Vec<u8>>,
 ) -> Map {
-    let datasec = btf.and_then(|b| b.datasec(name)).unwrap_or(0);
+    let datasec = btf.and_then(|b| b.find_datasec(name)).unwrap_or(0);
     Map {
         name: cstring(name),
         section: cstring(name),

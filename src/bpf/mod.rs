@@ -20,7 +20,7 @@
 //!
 //! The files of `bpf/` import one another in layers, never in a circle
 //! (`tests/layers.rs` checks it): the leaves (`insn`, `kinds`, `section`,
-//! `btf`, `btf_ext`, `map_def`, `core`, `externs`, `elf`, `file`), the
+//! `btf_ext`, `map_def`, `core`, `externs`, `elf`, `file`), the
 //! model (`object` and the types it holds: `attach`, `struct_ops_types`),
 //! what fills the model in (`maps`, `reloc`, `loadable`, `struct_ops`),
 //! the phases of the open (`open`), the later steps (`ksyms`,
@@ -28,7 +28,6 @@
 //! re-exports.
 
 mod attach;
-pub(crate) mod btf;
 pub(crate) mod btf_ext;
 pub(crate) mod core;
 mod elf;
@@ -38,7 +37,7 @@ pub(crate) mod insn;
 pub(crate) mod kinds;
 mod ksyms;
 mod loadable;
-mod map_def;
+pub(crate) mod map_def;
 mod maps;
 mod object;
 mod open;

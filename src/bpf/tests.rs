@@ -1,9 +1,9 @@
 //! Tests of the BPF object layer on the committed fixtures (c-tests/bpf).
 
-use super::btf::{self, Btf, Extra};
 use super::insn::{self, Insn};
 use super::object::*;
 use crate::error::{AMBIGUOUS, FORMAT, RESTRICTED, UNSUPPORTED};
+use crate::formats::btf::{self, Btf};
 use crate::resolve::cache::Cache;
 use crate::resolve::Source;
 
@@ -292,9 +292,9 @@ fn func_and_line_info_follow_the_final_layout() {
             "func_info {k} at a subprogram start"
         );
     }
-    let b = Btf::parse(o.btf().unwrap()).unwrap();
+    let b = Btf::parse(o.btf().unwrap().to_vec()).unwrap();
     for pair in fi.chunks(2) {
-        assert_eq!(b.get(pair[1]).unwrap().kind(), btf::KIND_FUNC);
+        assert_eq!(b.ty(pair[1]).unwrap().kind(), btf::KIND_FUNC);
     }
     let li = words(o.line_info(0).unwrap());
     assert!(li.len() >= 16);
@@ -314,38 +314,25 @@ fn func_and_line_info_follow_the_final_layout() {
 #[test]
 fn loadable_btf_has_the_fixups() {
     let o = open("aliases.bpf.o");
-    let b = Btf::parse(o.btf().unwrap()).unwrap();
-    let ds = |name: &[u8]| {
-        b.datasec(name)
-            .map(|i| b.types[i as usize].clone())
-            .unwrap()
-    };
+    let b = Btf::parse(o.btf().unwrap().to_vec()).unwrap();
+    let ds = |name: &[u8]| b.ty(b.find_datasec(name).unwrap()).unwrap();
     // Sizes from the ELF, offsets sorted.
-    assert_eq!(ds(b".data").size_type, 8);
-    assert_eq!(ds(b".maps").size_type, 32);
+    assert_eq!(ds(b".data").size(), 8);
+    assert_eq!(ds(b".maps").size(), 32);
     // .ksyms: allocated 4-byte ints, the kernel refuses extern VARs.
     let k = ds(b".ksyms");
-    let Extra::Datasec(vars) = &k.extra else {
-        panic!()
-    };
-    assert_eq!(k.size_type, 4 * vars.len() as u32);
-    for (i, v) in vars.iter().enumerate() {
-        assert_eq!((v[1], v[2]), (4 * i as u32, 4));
-        let t = &b.types[v[0] as usize];
-        assert_eq!(
-            t.extra,
-            Extra::Var {
-                linkage: btf::VAR_GLOBAL_ALLOCATED
-            }
-        );
-        assert_eq!(b.size_of(t.size_type).unwrap(), Some(4));
+    assert_eq!(k.size(), 4 * k.vlen() as u32);
+    for (i, (var, off, size)) in k.datasec().enumerate() {
+        assert_eq!((off, size), (4 * i as u32, 4));
+        let t = b.ty(var).unwrap();
+        assert_eq!(t.kind(), btf::KIND_VAR);
+        assert_eq!(t.var_linkage(), btf::VAR_GLOBAL_ALLOCATED);
+        assert_eq!(b.size_of(t.type_id()).unwrap(), Some(4));
     }
-    assert!(!b.types.iter().any(|t| matches!(
-        t.extra,
-        Extra::Var {
-            linkage: btf::VAR_GLOBAL_EXTERN
-        }
-    )));
+    assert!(!b.own_ids().any(|id| {
+        let t = b.ty(id).unwrap();
+        t.kind() == btf::KIND_VAR && t.var_linkage() == btf::VAR_GLOBAL_EXTERN
+    }));
 }
 
 #[test]

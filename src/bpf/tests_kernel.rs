@@ -8,10 +8,10 @@ use super::insn::{self, Insn};
 use super::object::*;
 use super::*;
 use crate::btf::KernelBtf;
-use crate::error::INVALID;
+use crate::error::{FORMAT, INVALID};
 use crate::formats::btf::tests::Builder;
 use crate::formats::btf::{
-    Btf, KIND_ENUM, KIND_FUNC, KIND_FUNC_PROTO, KIND_INT, KIND_STRUCT, KIND_VAR,
+    Btf, KIND_ENUM, KIND_FUNC, KIND_FUNC_PROTO, KIND_INT, KIND_STRUCT, KIND_TYPEDEF, KIND_VAR,
 };
 
 fn open(name: &str) -> Object {
@@ -541,4 +541,40 @@ fn kfunc_loads_and_poisoned_calls_as_libbpf() {
     let k = Arc::new(KernelBtf::from_parts(Btf::parse(b.bytes()).unwrap(), Vec::new()).unwrap());
     let e = open("ksym_exists.bpf.o").resolve_btf(&k).unwrap_err();
     assert!(e.message().contains("bpf_rcu_read_lock"), "{e}");
+}
+
+/// A kernel whose `task_like.tgid` is of a typedef that loops (`a` -> `b`
+/// -> `a`): core.bpf.o's first CO-RE relocation (the byte offset of
+/// `tgid`) goes through it. `resolve_btf` says so as `KSYM_ERR_FORMAT`,
+/// naming the program and the relocation (it used to say "a field of void
+/// type": the loop was read as void).
+#[test]
+fn core_through_a_kernel_typedef_loop_is_a_format_error() {
+    let mut b = Builder::new();
+    let int = b.t("int", KIND_INT, 0, false, 4, &[SIGNED | 32]);
+    let uint = b.t("unsigned int", KIND_INT, 0, false, 4, &[32]);
+    let a = b.t("a", KIND_TYPEDEF, 0, false, 4, &[]); // 3 -> 4
+    b.t("b", KIND_TYPEDEF, 0, false, a, &[]); // 4 -> 3
+    let (pid, tgid, flags) = (b.s("pid"), b.s("tgid"), b.s("flags"));
+    b.t(
+        "task_like",
+        KIND_STRUCT,
+        3,
+        true,
+        12,
+        &[pid, int, 0, tgid, a, 32, flags, uint, (3 << 24) | 64],
+    );
+    let k = KernelBtf::from_parts(Btf::parse(b.bytes()).unwrap(), Vec::new()).unwrap();
+    let mut o = open("core.bpf.o");
+    let e = o.resolve_btf(&Arc::new(k)).unwrap_err();
+    assert_eq!(e.code(), FORMAT, "{e}");
+    let m = e.message();
+    assert!(
+        m.contains("program `core_prog`, CO-RE relocation #0 at insn #0: CO-RE: "),
+        "{m}"
+    );
+    assert!(
+        m.contains("a loop of typedefs or qualifiers through type"),
+        "{m}"
+    );
 }

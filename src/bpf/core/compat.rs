@@ -9,8 +9,8 @@ use super::*;
 pub(super) fn fields_are_compat(lb: &Btf, lid: u32, tb: &Btf, tid: u32) -> Result<bool> {
     let (mut lid, mut tid) = (lid, tid);
     for _ in 0..raw::MAX_CHAIN {
-        let (lt, l2) = skip(lb, lid);
-        let (tt, t2) = skip(tb, tid);
+        let (lt, l2) = skip(lb, lid)?;
+        let (tt, t2) = skip(tb, tid)?;
         let (Some(lt), Some(tt)) = (lt, tt) else {
             return Err(bad("a field of void type"));
         };
@@ -56,8 +56,8 @@ fn types_are_compat_level(lb: &Btf, lid: u32, tb: &Btf, tid: u32, level: i32) ->
     }
     let (mut lid, mut tid) = (lid, tid);
     for _ in 0..32 {
-        let (lt, l2) = skip(lb, lid);
-        let (tt, t2) = skip(tb, tid);
+        let (lt, l2) = skip(lb, lid)?;
+        let (tt, t2) = skip(tb, tid)?;
         let (lt, tt) = match (lt, tt) {
             (Some(a), Some(b)) => (a, b),
             (None, None) if l2 == 0 && t2 == 0 => return Ok(true),
@@ -85,14 +85,14 @@ fn types_are_compat_level(lb: &Btf, lid: u32, tb: &Btf, tid: u32, level: i32) ->
                     if level <= 0 {
                         return Err(bad("function prototypes nested too deep"));
                     }
-                    let (_, lpid) = skip(lb, lp);
-                    let (_, tpid) = skip(tb, tp);
+                    let (_, lpid) = skip(lb, lp)?;
+                    let (_, tpid) = skip(tb, tp)?;
                     if !types_are_compat_level(lb, lpid, tb, tpid, level - 1)? {
                         return Ok(false);
                     }
                 }
-                lid = skip(lb, lt.type_id()).1;
-                tid = skip(tb, tt.type_id()).1;
+                lid = skip(lb, lt.type_id())?.1;
+                tid = skip(tb, tt.type_id())?.1;
             }
             _ => return Ok(false),
         }
@@ -125,8 +125,8 @@ pub(super) fn types_match(
     }
     let (mut lid, mut tid, mut behind_ptr) = (lid, tid, behind_ptr);
     for _ in 0..32 {
-        let (lt, l2) = skip(lb, lid);
-        let (tt, t2) = skip(tb, tid);
+        let (lt, l2) = skip(lb, lid)?;
+        let (tt, t2) = skip(tb, tid)?;
         let (lt, tt) = match (lt, tt) {
             (Some(a), Some(b)) => (a, b),
             (None, None) if l2 == 0 && t2 == 0 => return Ok(true),

@@ -133,12 +133,13 @@ fn bad(what: impl std::fmt::Display) -> Error {
 }
 
 /// Follows modifiers and typedefs (`skip_mods_and_typedefs`): the type and
-/// its id, `None` for void or a loop.
-fn skip<'b>(btf: &'b Btf, id: u32) -> (Option<Ty<'b>>, u32) {
-    match btf.resolve(id) {
-        Ok(r) => (btf.ty(r), r),
-        Err(_) => (None, id),
-    }
+/// its id, `None` for void. A loop (the chain rule, [`raw::follow_chain`])
+/// is `KSYM_ERR_FORMAT`, "CO-RE: ...", which [`resolve`] names the
+/// relocation of: never void, which would make a relocation through a
+/// malformed kernel type "not found" instead of an error.
+fn skip<'b>(btf: &'b Btf, id: u32) -> Result<(Option<Ty<'b>>, u32)> {
+    let r = btf.resolve(id).map_err(|e| bad(e.message()))?;
+    Ok((btf.ty(r), r))
 }
 
 /// `btf__resolve_size`: void is 0; functions, forward declarations and
@@ -219,7 +220,7 @@ fn calc_field(rec: &CoreRecord, spec: Option<&Spec<'_>>) -> Result<Field> {
         .members()
         .nth(acc.idx as usize)
         .ok_or_else(|| bad("member index"))?;
-    let (mt, field_type_id) = skip(btf, m.ty);
+    let (mt, field_type_id) = skip(btf, m.ty)?;
     let bit_off = spec.bit_offset;
     let mut bit_sz = m.bitfield_size;
     let bitfield = bit_sz > 0;
@@ -416,19 +417,20 @@ fn find_cands(local: &Btf, lid: u32, kernel: &KernelBtf) -> Result<Vec<Cand>> {
     Ok(out)
 }
 
-/// `bpf_core_calc_relo_insn`: resolves one record. `prog` and `idx` name
-/// it in messages.
+/// `bpf_core_calc_relo_insn`: resolves one record. `owner` (what holds
+/// it: "program `p`", "subprogram `f`", as `reloc::owner_name` says) and
+/// `idx` name it in messages.
 pub fn resolve(
     local: &Btf,
     kernel: &KernelBtf,
     rec: &CoreRecord,
     cands: &mut Cands,
-    prog: &str,
+    owner: &str,
     idx: usize,
 ) -> Result<Resolved> {
     let at = |e: Error| {
         e.context(format!(
-            "program `{prog}`, CO-RE relocation #{idx} at insn #{}",
+            "{owner}, CO-RE relocation #{idx} at insn #{}",
             rec.insn_off / 8
         ))
     };

@@ -83,7 +83,7 @@ pub(super) fn parse_spec<'b>(btf: &'b Btf, rec: &CoreRecord) -> Result<Spec<'b>>
         }
         spec.raw.push(n);
     }
-    let (t, mut id) = skip(btf, rec.type_id);
+    let (t, mut id) = skip(btf, rec.type_id)?;
     let t = t.ok_or_else(|| {
         bad(format!(
             "relocation of type [{}], which is void",
@@ -122,7 +122,7 @@ pub(super) fn parse_spec<'b>(btf: &'b Btf, rec: &CoreRecord) -> Result<Spec<'b>>
     let sz = resolve_size(btf, id)?;
     spec.bit_offset = (first as u64).wrapping_mul(sz).wrapping_mul(8) as u32;
     for i in 1..spec.raw.len() {
-        let (t, tid) = skip(btf, id);
+        let (t, tid) = skip(btf, id)?;
         id = tid;
         let t = t.ok_or_else(|| bad(format!("access string `{}` walks into void", shown())))?;
         let access = spec.raw[i];
@@ -150,9 +150,9 @@ pub(super) fn parse_spec<'b>(btf: &'b Btf, rec: &CoreRecord) -> Result<Spec<'b>>
             id = m.ty;
         } else if t.kind() == KIND_ARRAY {
             let (elem, _, nelems) = t.array();
-            let (et, eid) = skip(btf, elem);
+            let (et, eid) = skip(btf, elem)?;
             if et.is_none() && elem != 0 {
-                return Err(bad("array of a loop"));
+                return Err(bad("an array of void"));
             }
             id = eid;
             let flex = is_flex_arr(btf, spec.spec.last(), nelems);
@@ -219,8 +219,8 @@ pub(super) fn format_spec(spec: &Spec<'_>) -> String {
         return s;
     }
     if is_enumval(spec.kind) {
-        let (et, _) = skip(btf, spec.root_type_id);
-        if let (Some(et), Some(&i)) = (et, spec.raw.first()) {
+        // Display only: a root that loops did not parse (`parse_spec`).
+        if let (Ok((Some(et), _)), Some(&i)) = (skip(btf, spec.root_type_id), spec.raw.first()) {
             if let Some(e) = et.enumerators().nth(i as usize) {
                 let n = String::from_utf8_lossy(btf.str(e.name_off));
                 if et.kflag() {
@@ -259,7 +259,7 @@ pub(super) fn match_member<'t>(
     spec: &mut Spec<'t>,
     next: &mut u32,
 ) -> Result<bool> {
-    let (tt, targ_id) = skip(tb, targ_id);
+    let (tt, targ_id) = skip(tb, targ_id)?;
     let Some(tt) = tt else {
         return Err(bad("member lookup in void"));
     };
@@ -321,7 +321,7 @@ pub(super) fn spec_match<'t>(
         return Ok(ok.then_some(ts));
     }
     if is_enumval(local.kind) {
-        let (tt, tid) = skip(tb, targ_id);
+        let (tt, tid) = skip(tb, targ_id)?;
         let Some(tt) = tt.filter(|t| is_any_enum(*t)) else {
             return Ok(None);
         };
@@ -343,7 +343,7 @@ pub(super) fn spec_match<'t>(
     }
     let mut tid = targ_id;
     for (i, la) in local.spec.iter().enumerate() {
-        let (tt, t2) = skip(tb, tid);
+        let (tt, t2) = skip(tb, tid)?;
         tid = t2;
         let Some(tt) = tt else {
             return Err(bad("target access reaches void"));
@@ -364,7 +364,7 @@ pub(super) fn spec_match<'t>(
                 if !flex && la.idx >= nelems {
                     return Ok(None);
                 }
-                tid = skip(tb, elem).1;
+                tid = skip(tb, elem)?.1;
             }
             if ts.raw.len() == SPEC_MAX_LEN {
                 return Err(bad("target access deeper than 64"));

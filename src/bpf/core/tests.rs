@@ -509,3 +509,46 @@ fn absurd_sizes_wrap_as_libbpf_and_never_panic() {
         let _ = resolve(&local, &kernel, &rec, &mut Cands::default(), "test", 0);
     }
 }
+
+/// A kernel type through a typedef loop is malformed BTF: an error of
+/// `KSYM_ERR_FORMAT` naming the relocation, never "void". (`skip` used to
+/// turn the loop into void: TYPE_MATCHES then compared the local `void *`
+/// with the kernel's `a *` as void against "void", said "no match", and
+/// the relocation succeeded with 0.)
+#[test]
+fn a_loop_in_the_kernel_btf_is_an_error_naming_the_relocation() {
+    // Kernel: [1] typedef a -> [2], [2] typedef b -> [1], [3] a *,
+    // [4] struct vp (8) { a *p @0 }.
+    let mut k = Builder::new();
+    k.t("a", KIND_TYPEDEF, 0, false, 2, &[]);
+    k.t("b", KIND_TYPEDEF, 0, false, 1, &[]);
+    let ptr = k.t("", KIND_PTR, 0, false, 1, &[]);
+    let p = k.s("p");
+    k.t("vp", KIND_STRUCT, 1, false, 8, &[p, ptr, 0]);
+    // Local: [1] void *, [2] struct vp (8) { void *p @0 }.
+    let mut l = Builder::new();
+    let vptr = l.t("", KIND_PTR, 0, false, 0, &[]);
+    let p = l.s("p");
+    let vp = l.t("vp", KIND_STRUCT, 1, false, 8, &[p, vptr, 0]);
+    let access = l.s("0");
+    let local = Btf::parse(l.bytes()).unwrap();
+    let kernel = KernelBtf::from_parts(Btf::parse(k.bytes()).unwrap(), Vec::new()).unwrap();
+    let rec = CoreRecord {
+        insn_off: 8,
+        type_id: vp,
+        access_off: access,
+        kind: TYPE_MATCHES,
+    };
+    let owner = "program `prog`";
+    let e = resolve(&local, &kernel, &rec, &mut Cands::default(), owner, 3).unwrap_err();
+    assert_eq!(e.code(), FORMAT, "{e}");
+    let m = e.message();
+    assert!(
+        m.starts_with("program `prog`, CO-RE relocation #3 at insn #1: CO-RE: "),
+        "{m}"
+    );
+    assert!(
+        m.contains("a loop of typedefs or qualifiers through type"),
+        "{m}"
+    );
+}

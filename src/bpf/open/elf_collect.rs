@@ -7,16 +7,14 @@ use object::elf as E;
 use super::Collected;
 use crate::base::hash::KeyMap;
 use crate::bpf::attach::Attach;
-use crate::bpf::btf::Btf;
 use crate::bpf::elf::{cstring, Elf};
 use crate::bpf::insn::Insns;
 use crate::bpf::object::Program;
 use crate::error::{Error, Result};
-use crate::formats::btf::Btf as LocalBtf;
+use crate::formats::btf::Btf;
 
 /// The license, BTF and code of the object, and its programs.
-#[allow(clippy::type_complexity)]
-pub(super) fn collect<'a>(elf: &Elf<'a>) -> Result<(Collected<'a>, Option<Btf>, Vec<Program>)> {
+pub(super) fn collect<'a>(elf: &Elf<'a>) -> Result<(Collected<'a>, Vec<Program>)> {
     let secs = &elf.secs;
     let license = elf
         .by_name(b"license")
@@ -28,14 +26,10 @@ pub(super) fn collect<'a>(elf: &Elf<'a>) -> Result<(Collected<'a>, Option<Btf>, 
         ));
     }
     let text = elf.by_name(b".text").filter(|&i| elf.is_code(i));
-    let btf_sec = elf.by_name(b".BTF");
-    let btf = match btf_sec {
-        Some(i) => Some(Btf::parse(secs[i].data)?),
-        None => None,
-    };
-    // The same BTF, zero-copy, for CO-RE and extern types.
-    let local = match btf_sec {
-        Some(i) => Some(LocalBtf::parse(secs[i].data.to_vec())?),
+    // The object's BTF, read by the one BTF reader (maps, externs, CO-RE,
+    // `.BTF.ext` names); the loadable BTF is an edited copy of it.
+    let local = match elf.by_name(b".BTF") {
+        Some(i) => Some(Btf::parse(secs[i].data.to_vec()).map_err(|e| e.context("section .BTF"))?),
         None => None,
     };
     let mut code: KeyMap<usize, Insns<'_>> = KeyMap::default();
@@ -59,7 +53,7 @@ pub(super) fn collect<'a>(elf: &Elf<'a>) -> Result<(Collected<'a>, Option<Btf>, 
         code,
     };
     let programs = programs(elf, &c)?;
-    Ok((c, btf, programs))
+    Ok((c, programs))
 }
 
 /// The programs, by section and offset: global or weak functions of

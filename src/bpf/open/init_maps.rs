@@ -3,19 +3,14 @@
 //! last.
 
 use super::{Collected, Maps};
-use crate::bpf::btf::Btf;
 use crate::bpf::elf::Elf;
 use crate::bpf::externs::{self, Extern, ExternKind};
 use crate::bpf::{maps, struct_ops};
 use crate::error::Result;
 
-pub(super) fn init(
-    elf: &Elf<'_>,
-    c: &Collected<'_>,
-    btf: Option<&Btf>,
-    externs: &[Extern],
-) -> Result<Maps> {
+pub(super) fn init(elf: &Elf<'_>, c: &Collected<'_>, externs: &[Extern]) -> Result<Maps> {
     let (secs, syms) = (&elf.secs, &elf.syms);
+    let btf = c.local.as_ref();
     let mut m = Maps::default();
     if let Some(mi) = c.maps_sec {
         (m.list, m.of_symbol, m.values) = maps::btf_maps(mi, btf, syms)?;

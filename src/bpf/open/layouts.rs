@@ -7,7 +7,6 @@ use std::ffi::CString;
 
 use super::{Collected, Maps, Targets};
 use crate::base::hash::KeyMap;
-use crate::bpf::btf::Btf;
 use crate::bpf::btf_ext::BtfExt;
 use crate::bpf::core::{self as co_re, CoreRecord};
 use crate::bpf::elf::{Elf, Sec};
@@ -17,21 +16,25 @@ use crate::bpf::loadable;
 use crate::bpf::object::{CoreSite, Object, Program, RelocKind, Stage};
 use crate::bpf::reloc::{self, Code};
 use crate::error::{Error, Result};
-use crate::formats::btf::Btf as LocalBtf;
+use crate::formats::btf::{Btf, BtfWriter};
 
 /// The object, from what the earlier phases made.
 pub(super) fn finish(
     elf: &Elf<'_>,
     c: Collected<'_>,
-    btf: Option<&Btf>,
     ext: Option<&BtfExt<'_>>,
     (mut programs, maps, mut externs, targets): (Vec<Program>, Maps, Vec<Extern>, Targets),
 ) -> Result<Object> {
     let (secs, syms) = (&elf.secs, &elf.syms);
     externs::number_as_libbpf(&mut externs);
     // The BTF a loader gives BPF_BTF_LOAD.
-    let loadable = match btf {
-        Some(b) => Some(loadable::loadable_btf(b.clone(), secs, syms, &externs)?),
+    let loadable = match &c.local {
+        Some(b) => Some(loadable::loadable_btf(
+            BtfWriter::from_btf(b)?,
+            secs,
+            syms,
+            &externs,
+        )?),
         None => None,
     };
     let (mut core_sites, core_by_sec) = match (ext, &c.local) {
@@ -96,7 +99,7 @@ pub(super) fn finish(
 #[allow(clippy::type_complexity)]
 fn core_sites(
     ext: &BtfExt<'_>,
-    local: &LocalBtf,
+    local: &Btf,
     secs: &[Sec<'_>],
     code: &KeyMap<usize, Insns<'_>>,
     owner: impl Fn(usize, usize) -> String,

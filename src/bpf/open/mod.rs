@@ -2,8 +2,8 @@
 //!
 //! 1. `elf_init` ([`super::elf::Elf::parse`]): the header, sections and
 //!    symbols;
-//! 2. [`elf_collect`]: the license, the BTF (owned and zero-copy), the
-//!    code sections and the programs;
+//! 2. [`elf_collect`]: the license, the BTF, the code sections and the
+//!    programs;
 //! 3. [`collect_externs`]: the externs the BTF describes;
 //! 4. [`init_maps`]: the BTF-defined maps, the data sections', `.kconfig`'s
 //!    and the struct_ops maps, in libbpf's order;
@@ -33,7 +33,7 @@ use super::insn::Insns;
 use super::object::{Map, Object};
 use super::reloc::Target;
 use crate::error::Result;
-use crate::formats::btf::Btf as LocalBtf;
+use crate::formats::btf::Btf;
 
 /// What [`elf_collect`] finds, besides the programs.
 struct Collected<'a> {
@@ -42,9 +42,9 @@ struct Collected<'a> {
     text: Option<usize>,
     /// `.maps`.
     maps_sec: Option<usize>,
-    /// The object's BTF, zero-copy (CO-RE, extern types); the owned one
-    /// (maps, the loadable BTF) goes beside, as `.BTF.ext` borrows it.
-    local: Option<LocalBtf>,
+    /// The object's BTF (maps, externs, CO-RE; the loadable BTF is an
+    /// edited copy of it).
+    local: Option<Btf>,
     /// The code sections' instructions, by section.
     code: KeyMap<usize, Insns<'a>>,
 }
@@ -77,16 +77,22 @@ type Targets = KeyMap<usize, Vec<(usize, Target)>>;
 /// The whole open, phase by phase.
 fn load(data: &[u8]) -> Result<Object> {
     let elf = Elf::parse(data)?;
-    let (c, btf, mut programs) = elf_collect::collect(&elf)?;
-    let ext = match (elf.by_name(b".BTF.ext"), &btf) {
-        (Some(i), Some(b)) => Some(BtfExt::parse(elf.secs[i].data, b)?),
+    let (c, mut programs) = elf_collect::collect(&elf)?;
+    // `.BTF.ext` names its sections by offsets into the string section of
+    // `.BTF`: the names are borrowed from the ELF's bytes, where the BTF
+    // reader found that section.
+    let ext = match (elf.by_name(b".BTF.ext"), elf.by_name(b".BTF"), &c.local) {
+        (Some(i), Some(b), Some(local)) => {
+            let strings = elf.secs[b].data.get(local.string_range()).unwrap_or(b"");
+            Some(BtfExt::parse(elf.secs[i].data, strings)?)
+        }
         _ => None,
     };
     let mut externs = collect_externs::collect(&elf, c.local.as_ref())?;
-    let mut maps = init_maps::init(&elf, &c, btf.as_ref(), &externs.list)?;
+    let mut maps = init_maps::init(&elf, &c, &externs.list)?;
     let targets = collect_relos::collect(&elf, &c, &mut programs, &mut maps, &mut externs)?;
     let parts = (programs, maps, externs.list, targets);
-    layouts::finish(&elf, c, btf.as_ref(), ext.as_ref(), parts)
+    layouts::finish(&elf, c, ext.as_ref(), parts)
 }
 
 impl Object {

@@ -3,14 +3,18 @@
 //! split BTF (a module's, whose type ids and string offsets continue
 //! after its base's, as the kernel numbers them).
 //!
+//! One model, two halves: this reader, for the kernel's BTF and for an
+//! object's `.BTF` alike (maps, externs, CO-RE, `.BTF.ext` names), and
+//! the write half ([`BtfWriter`], [`blob`]: loadable BTF, hand-built test
+//! BTF).
+//!
 //! Format: `Documentation/bpf/btf.rst`. [`Btf::parse`] checks everything a
 //! reader relies on, once: the header and section bounds, every type's
 //! length and kind, every string offset and every type id it refers to.
 //! Cycles in the type graph are legal for pointers (a struct that points
 //! to itself) but not for chains of typedefs and qualifiers or arrays;
-//! every walk along such a chain, in this reader and in the object's
-//! (`bpf::btf`), goes through [`follow_chain`]: past [`MAX_CHAIN`] steps
-//! it is `KSYM_ERR_FORMAT`, never a silent stop.
+//! every walk along such a chain goes through [`follow_chain`]: past
+//! [`MAX_CHAIN`] steps it is `KSYM_ERR_FORMAT`, never a silent stop.
 
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -19,8 +23,13 @@ mod check;
 mod files;
 #[cfg(test)]
 pub(crate) mod tests;
+mod write;
 
 pub use files::{elf_section, read_file, read_vmlinux};
+pub use write::{
+    blob, BtfWriter, Extra, Type, FUNC_EXTERN, FUNC_GLOBAL, FUNC_STATIC, VAR_GLOBAL_ALLOCATED,
+    VAR_GLOBAL_EXTERN, VAR_STATIC,
+};
 
 use crate::base::mapped::Store;
 use crate::error::{Error, Result};
@@ -59,7 +68,7 @@ pub const INT_BOOL: u32 = 4;
 pub const MAX_CHAIN: usize = 64;
 
 /// The one rule for chains of BTF types (typedefs and qualifiers, arrays
-/// of arrays), for both readers: from `id`, `next` gives the type one step
+/// of arrays): from `id`, `next` gives the type one step
 /// on, or `None` where the chain ends; the id it ends at, after at most
 /// [`MAX_CHAIN`] steps. One more step is `KSYM_ERR_FORMAT`, "a loop of
 /// `what` through type ..." (a cycle, or a chain no compiler writes).
@@ -93,22 +102,6 @@ pub fn is_modifier(kind: u32) -> bool {
 
 /// Largest id the kernel gives a type (`BTF_MAX_TYPE`).
 const MAX_TYPE: u32 = 0x000f_ffff;
-
-/// A BTF blob made of `types` and `strings` (sections laid out as
-/// compilers and the kernel write them): the 24-byte header of version 1
-/// with `flags`, the types, the strings.
-pub fn blob(flags: u8, types: &[u8], strings: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + types.len() + strings.len());
-    out.extend_from_slice(&MAGIC.to_le_bytes());
-    out.extend_from_slice(&[1, flags]);
-    // hdr_len, type_off, type_len, str_off, str_len.
-    for v in [24, 0, types.len(), types.len(), strings.len()] {
-        out.extend_from_slice(&(v as u32).to_le_bytes());
-    }
-    out.extend_from_slice(types);
-    out.extend_from_slice(strings);
-    out
-}
 
 /// The names of the kinds, as the kernel (`btf_kind_str`) and bpftool
 /// spell them: `BTF_KIND_STRUCT` is "STRUCT", kind 0 (`BTF_KIND_UNKN`)
@@ -457,6 +450,38 @@ impl Btf {
     /// The ids of this blob's own types, in order.
     pub fn own_ids(&self) -> std::ops::Range<u32> {
         self.first_id..self.end_id()
+    }
+
+    /// Where the string section lies in [`Btf::bytes`] (the same range of
+    /// the bytes the blob was parsed from: `.BTF.ext` names its sections
+    /// by offsets into it).
+    pub fn string_range(&self) -> std::ops::Range<usize> {
+        self.strings.clone()
+    }
+
+    /// The ids of this blob's own types of `kind`.
+    pub fn ids_of_kind(&self, kind: u32) -> impl Iterator<Item = u32> + '_ {
+        self.own_ids()
+            .filter(move |&id| self.own(id).kind() == kind)
+    }
+
+    /// The DATASEC named `name`, among this blob's own types.
+    pub fn find_datasec(&self, name: &[u8]) -> Option<u32> {
+        self.ids_of_kind(KIND_DATASEC)
+            .find(|&id| self.name(id) == name)
+    }
+
+    /// Whether DATASEC `id` holds a variable that is not static: libbpf
+    /// makes a data section's map mmap-able only then (skeletons expose
+    /// just those).
+    pub fn datasec_has_global(&self, id: u32) -> bool {
+        let Some(ds) = self.ty(id).filter(|t| t.kind() == KIND_DATASEC) else {
+            return false;
+        };
+        ds.datasec().any(|(v, _, _)| {
+            self.ty(v)
+                .is_some_and(|t| t.kind() == KIND_VAR && t.var_linkage() != VAR_STATIC)
+        })
     }
 
     /// Follows typedefs, qualifiers and type tags to the type they stand

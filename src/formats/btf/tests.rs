@@ -2,62 +2,7 @@
 
 use super::*;
 
-/// Builds BTF by hand: types as words, strings appended.
-#[derive(Default)]
-pub struct Builder {
-    pub types: Vec<u32>,
-    pub strings: Vec<u8>,
-    pub count: u32,
-    /// For split BTF: the base's type count + 1 and string size.
-    pub first_id: u32,
-    pub first_str: u32,
-}
-
-impl Builder {
-    pub fn new() -> Builder {
-        Builder {
-            strings: vec![0],
-            first_id: 1,
-            ..Default::default()
-        }
-    }
-    pub fn split(base: &Btf) -> Builder {
-        Builder {
-            first_id: base.end_id(),
-            first_str: base.str_end(),
-            ..Default::default()
-        }
-    }
-    pub fn s(&mut self, s: &str) -> u32 {
-        let off = self.first_str + self.strings.len() as u32;
-        self.strings.extend_from_slice(s.as_bytes());
-        self.strings.push(0);
-        off
-    }
-    /// Adds a type; returns its id.
-    pub fn t(
-        &mut self,
-        name: &str,
-        kind: u32,
-        vlen: u32,
-        kflag: bool,
-        st: u32,
-        extra: &[u32],
-    ) -> u32 {
-        let n = if name.is_empty() { 0 } else { self.s(name) };
-        self.types.push(n);
-        self.types
-            .push((kind << 24) | vlen | ((kflag as u32) << 31));
-        self.types.push(st);
-        self.types.extend_from_slice(extra);
-        self.count += 1;
-        self.first_id + self.count - 1
-    }
-    pub fn bytes(&self) -> Vec<u8> {
-        let tb: Vec<u8> = self.types.iter().flat_map(|w| w.to_le_bytes()).collect();
-        blob(0, &tb, &self.strings)
-    }
-}
+pub use super::write::Builder;
 
 fn sample() -> Builder {
     let mut b = Builder::new();
@@ -220,4 +165,137 @@ fn string_section_must_end_with_nul() {
         "{}",
         e.message()
     );
+}
+
+/// A hand-made BTF written with [`BtfWriter`]: int, `int (*)[5]`, a map
+/// struct, a VAR, a DATASEC.
+fn written() -> BtfWriter {
+    let mut b = BtfWriter::new();
+    let int = b.int_type(); // 1
+    let idx = b.add_string(b"__ARRAY_SIZE_TYPE__");
+    let arr_idx = b.add_type(Type {
+        name_off: idx,
+        info: KIND_INT << 24,
+        size_type: 4,
+        extra: Extra::Int(32),
+    }); // 2
+    let arr = b.add_type(Type {
+        name_off: 0,
+        info: KIND_ARRAY << 24,
+        size_type: 0,
+        extra: Extra::Array {
+            ty: int,
+            index_ty: arr_idx,
+            nelems: 5,
+        },
+    }); // 3
+    let ptr = b.add_type(Type {
+        name_off: 0,
+        info: KIND_PTR << 24,
+        size_type: arr,
+        extra: Extra::None,
+    }); // 4
+    let (ft, fm) = (b.add_string(b"type"), b.add_string(b"max_entries"));
+    let st = b.add_type(Type {
+        name_off: 0,
+        info: (KIND_STRUCT << 24) | 2,
+        size_type: 16,
+        extra: Extra::Members(vec![[ft, ptr, 0], [fm, ptr, 64]]),
+    }); // 5
+    let vn = b.add_string(b"my_map");
+    let var = b.add_type(Type {
+        name_off: vn,
+        info: KIND_VAR << 24,
+        size_type: st,
+        extra: Extra::Var {
+            linkage: VAR_GLOBAL_ALLOCATED,
+        },
+    }); // 6
+    let sn = b.add_string(b".maps");
+    b.add_type(Type {
+        name_off: sn,
+        info: (KIND_DATASEC << 24) | 1,
+        size_type: 16,
+        extra: Extra::Datasec(vec![[var, 0, 16]]),
+    }); // 7
+    b
+}
+
+/// The write half gives back what the read half parsed, byte for byte
+/// (the loadable BTF is an edited copy of the object's, and the libbpf
+/// oracle tests compare it whole); what it writes the reader reads.
+#[test]
+fn the_writer_round_trips_through_the_reader() {
+    let w = written();
+    let bytes = w.to_bytes();
+    let r = Btf::parse(bytes.clone()).unwrap();
+    let back = BtfWriter::from_btf(&r).unwrap();
+    assert_eq!(back, w);
+    assert_eq!(back.to_bytes(), bytes);
+    assert_eq!(r.find_datasec(b".maps"), Some(7));
+    assert!(r.datasec_has_global(7));
+    assert_eq!(r.ids_of_kind(KIND_INT).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(r.size_of(3).unwrap(), Some(20), "int[5]");
+    assert_eq!(r.name(6), b"my_map");
+    // The string section's range: the same bytes in the blob it came from.
+    assert_eq!(&bytes[r.string_range()], &w.strings[..]);
+    let mut again = back.clone();
+    assert_eq!(again.int_type(), 1, "an existing 4-byte int is reused");
+    assert_eq!(again, w);
+    // Every kind of the reader's sample, kind flags and bitfields, enum64,
+    // prototypes and a forward reference, with the header's flags byte.
+    let mut raw = sample().bytes();
+    raw[3] = 0x5a;
+    let s = Btf::parse(raw.clone()).unwrap();
+    assert_eq!(BtfWriter::from_btf(&s).unwrap().to_bytes(), raw);
+    // Split BTF is not the writer's: its ids continue another blob's.
+    let base = Arc::new(s);
+    let mut m = Builder::split(&base);
+    m.t("mod_t", KIND_TYPEDEF, 0, false, 3, &[]);
+    let split = Btf::parse_split(m.bytes(), base).unwrap();
+    assert!(BtfWriter::from_btf(&split).is_err());
+}
+
+/// BTF built by hand: `int`, then a chain of `steps` typedefs on it (the
+/// last is `1 + steps`), then two typedefs naming each other (a cycle);
+/// then `steps` one-element arrays nested on `int` (the outermost last).
+fn chains(steps: u32) -> (Vec<u8>, u32, u32, u32) {
+    let mut b = Builder::new();
+    let int = b.t("int", KIND_INT, 0, false, 4, &[32]);
+    let mut top = int;
+    for i in 0..steps {
+        top = b.t(&format!("t{i}"), KIND_TYPEDEF, 0, false, top, &[]);
+    }
+    let next = b.count + 2;
+    let cycle = b.t("a", KIND_TYPEDEF, 0, false, next, &[]);
+    b.t("b", KIND_TYPEDEF, 0, false, cycle, &[]);
+    let mut arr = int;
+    for _ in 0..steps {
+        arr = b.t("", KIND_ARRAY, 0, false, 0, &[arr, int, 1]);
+    }
+    (b.bytes(), top, cycle, arr)
+}
+
+/// The one chain rule ([`follow_chain`]): a chain of MAX_CHAIN steps ends
+/// where it ends, one step more is an error, and so is a cycle; never a
+/// silent stop (the object's former reader stopped after 64 typedefs on
+/// a typedef, and gave no size past 32 arrays).
+#[test]
+fn chains_follow_one_rule() {
+    let max = MAX_CHAIN as u32;
+    let (bytes, top, cycle, arr) = chains(max);
+    let b = Btf::parse(bytes).unwrap();
+    assert_eq!(b.resolve(top).unwrap(), 1);
+    assert_eq!(b.size_of(top).unwrap(), Some(4));
+    assert_eq!(b.size_of(arr).unwrap(), Some(4), "{max} arrays of 1 int");
+    let e = b.resolve(cycle).unwrap_err();
+    assert_eq!(e.code(), crate::error::FORMAT);
+    assert!(e.message().contains("a loop of typedefs"), "{e}");
+    assert!(b.size_of(cycle).is_err());
+    let (bytes, top, _, arr) = chains(max + 1);
+    let b = Btf::parse(bytes).unwrap();
+    let e = b.resolve(top).unwrap_err();
+    assert!(e.message().contains("more than 64 steps"), "{e}");
+    let e = b.size_of(arr).unwrap_err();
+    assert!(e.message().contains("a loop of arrays"), "{e}");
 }
