@@ -53,6 +53,10 @@
 // Every item of the API is documented (checked without `internals`, which
 // makes the undocumented internals reachable: `make test-docs`).
 #![cfg_attr(not(feature = "internals"), warn(missing_docs))]
+// Nothing of the API is of a type a user cannot name (a core type leaking
+// through a public signature or field).
+#![cfg_attr(not(feature = "internals"), warn(unnameable_types))]
+#![cfg_attr(not(feature = "internals"), warn(unnameable_types))]
 // What only tests, fuzz targets and the bench use is reachable through
 // `internals` alone: without that feature it looks dead (or its `pub use`
 // unused) to the compiler (about ten items).
@@ -70,7 +74,7 @@ mod resolve;
 mod rules;
 mod table;
 
-pub use btf::targets::{Target, TargetKind};
+pub use btf::targets::{Target, TargetKind, Text as TargetText};
 pub use btf::{FilterFunctions, Found, KernelBtf, Options as BtfOptions, Stats as BtfStats};
 pub use cname::CName;
 pub use error::{Call, Error, ErrorKind, Result};
@@ -129,6 +133,21 @@ pub mod internals {
     /// `crate::btf`.
     pub mod btf {
         pub use crate::btf::*;
+        use crate::error::Result;
+        use crate::formats::btf::Btf;
+
+        /// `KernelBtf::vmlinux` (crate-private: its type is the core's).
+        pub fn vmlinux(k: &KernelBtf) -> &Indexed {
+            k.vmlinux()
+        }
+        /// `KernelBtf::object`.
+        pub fn object(k: &KernelBtf, obj: usize) -> Result<&Indexed> {
+            k.object(obj)
+        }
+        /// `KernelBtf::from_parts`: a kernel BTF from parsed BTF alone.
+        pub fn from_parts(vmlinux: Btf, modules: Vec<(Vec<u8>, Btf)>) -> Result<KernelBtf> {
+            KernelBtf::from_parts(vmlinux, modules)
+        }
     }
     /// `crate::error`.
     pub mod error {

@@ -72,7 +72,7 @@ fn module_lookups_are_bpftools_split_dump() {
             let f = btf.find(q.as_bytes(), kind_of(kind)).unwrap();
             assert_eq!((f.id, f.obj), (*id, obj), "{q} {kind}");
             assert!(
-                f.id >= btf.vmlinux().btf.end_id(),
+                f.id >= ksym::internals::btf::vmlinux(&btf).btf.end_id(),
                 "module ids continue after vmlinux's"
             );
             checked += 1;

@@ -113,7 +113,7 @@ fn same_answers(b: &KernelBtf, read: &KernelBtf, oracle: &HashMap<(String, u32),
     let mut essentials = std::collections::HashSet::new();
     for ((name, kind), &id) in oracle {
         assert_eq!(
-            b.vmlinux().first(name.as_bytes(), *kind),
+            ksym::internals::btf::vmlinux(b).first(name.as_bytes(), *kind),
             Some(id),
             "{name} kind {kind}"
         );
@@ -122,13 +122,16 @@ fn same_answers(b: &KernelBtf, read: &KernelBtf, oracle: &HashMap<(String, u32),
     }
     for e in &essentials {
         assert_eq!(
-            b.vmlinux().by_essential_name(e),
-            read.vmlinux().by_essential_name(e),
+            ksym::internals::btf::vmlinux(b).by_essential_name(e),
+            ksym::internals::btf::vmlinux(read).by_essential_name(e),
             "{}",
             String::from_utf8_lossy(e)
         );
     }
-    assert_eq!(b.vmlinux().first(b"no_such_type_anywhere", 0), None);
+    assert_eq!(
+        ksym::internals::btf::vmlinux(b).first(b"no_such_type_anywhere", 0),
+        None
+    );
 }
 
 #[test]
@@ -151,14 +154,17 @@ fn snapshot_answers_equal_a_read_and_bpftool() {
         second.snapshot().bytes,
         std::fs::metadata(s.snapshot_file()).unwrap().len() as usize
     );
-    assert_eq!(second.vmlinux().btf.end_id(), read.vmlinux().btf.end_id());
+    assert_eq!(
+        ksym::internals::btf::vmlinux(&second).btf.end_id(),
+        ksym::internals::btf::vmlinux(&read).btf.end_id()
+    );
     same_answers(&second, &read, &oracle);
     // Types read through the snapshot's offsets are the read's, byte for
     // byte, for every id.
-    for id in 1..read.vmlinux().btf.end_id() {
+    for id in 1..ksym::internals::btf::vmlinux(&read).btf.end_id() {
         let (a, b) = (
-            second.vmlinux().btf.ty(id).unwrap(),
-            read.vmlinux().btf.ty(id).unwrap(),
+            ksym::internals::btf::vmlinux(&second).btf.ty(id).unwrap(),
+            ksym::internals::btf::vmlinux(&read).btf.ty(id).unwrap(),
         );
         let members = |t: &ksym::internals::formats::btf::Ty<'_>| match t.kind() {
             4 | 5 => t.members().collect::<Vec<_>>(),
@@ -249,7 +255,7 @@ fn untrusted_or_damaged_snapshots_are_ignored_and_replaced() {
         // above).
         for ((name, kind), &id) in oracle.iter().step_by(97) {
             assert_eq!(
-                b.vmlinux().first(name.as_bytes(), *kind),
+                ksym::internals::btf::vmlinux(&b).first(name.as_bytes(), *kind),
                 Some(id),
                 "{what}: {name}"
             );
@@ -300,7 +306,7 @@ fn untrusted_or_damaged_snapshots_are_ignored_and_replaced() {
     assert!(b.snapshot().loaded, "{:?}", b.snapshot());
     let mut lost = Vec::new();
     for ((name, kind), &id) in &oracle {
-        let got = b.vmlinux().first(name.as_bytes(), *kind);
+        let got = ksym::internals::btf::vmlinux(&b).first(name.as_bytes(), *kind);
         if got != Some(id) {
             lost.push(format!("{name} kind {kind}: {got:?}, bpftool {id}"));
         }
@@ -312,14 +318,19 @@ fn untrusted_or_damaged_snapshots_are_ignored_and_replaced() {
         oracle.len(),
         &lost[..lost.len().min(5)]
     );
-    assert!(b.vmlinux().rebuilt(), "the damaged index was used");
+    assert!(
+        ksym::internals::btf::vmlinux(&b).rebuilt(),
+        "the damaged index was used"
+    );
     // The undamaged snapshot's index is used as it is.
     std::fs::write(&file, &good).unwrap();
     let g = s.open();
     assert!(g.snapshot().loaded);
     let (name, kind) = oracle.keys().next().unwrap();
-    assert!(g.vmlinux().first(name.as_bytes(), *kind).is_some());
-    assert!(!g.vmlinux().rebuilt());
+    assert!(ksym::internals::btf::vmlinux(&g)
+        .first(name.as_bytes(), *kind)
+        .is_some());
+    assert!(!ksym::internals::btf::vmlinux(&g).rebuilt());
     drop(g);
     drop(b);
     std::fs::write(&file, &good[..good.len() / 2]).unwrap();
@@ -387,7 +398,11 @@ fn the_running_kernels_btf_from_a_snapshot() {
     let mut seen = HashMap::new();
     for (id, name) in &funcs {
         let want = *seen.entry(name.clone()).or_insert(*id);
-        assert_eq!(b.vmlinux().first(name.as_bytes(), 12), Some(want), "{name}");
+        assert_eq!(
+            ksym::internals::btf::vmlinux(&b).first(name.as_bytes(), 12),
+            Some(want),
+            "{name}"
+        );
         let f = b.find(name.as_bytes(), 12).unwrap();
         assert_eq!(f.id, want, "{name}");
     }
@@ -419,7 +434,7 @@ fn btf_snapshot_child() {
                 i.loaded,
                 i.written,
                 i.note,
-                k.vmlinux().btf.end_id()
+                ksym::internals::btf::vmlinux(&k).btf.end_id()
             );
         }
         Err(e) => println!("CHILD error {e}"),
@@ -482,7 +497,10 @@ fn non_root_neither_reads_nor_writes() {
     assert!(line.contains("loaded=false written=false"), "{line}");
     assert!(line.contains("needs euid 0"), "{line}");
     assert!(
-        line.contains(&format!("types={}", s.read().vmlinux().btf.end_id())),
+        line.contains(&format!(
+            "types={}",
+            ksym::internals::btf::vmlinux(&s.read()).btf.end_id()
+        )),
         "{line}"
     );
     assert_eq!(

@@ -36,8 +36,7 @@ fn bpf_object_regressions() {
             .unwrap(),
     )
     .unwrap();
-    let kernel =
-        std::sync::Arc::new(ksym::internals::btf::KernelBtf::from_parts(btf, Vec::new()).unwrap());
+    let kernel = std::sync::Arc::new(ksym::internals::btf::from_parts(btf, Vec::new()).unwrap());
     for (name, data) in found {
         let r = std::panic::catch_unwind(|| {
             let Ok(mut o) = ksym::bpf::Object::parse(&data) else {

@@ -211,7 +211,7 @@ fn struct_ops_of_a_struct_the_kernel_lacks() {
         .unwrap();
     raw[pos + 1] = b'X';
     let kernel = Arc::new(
-        ksym::internals::btf::KernelBtf::from_parts(
+        ksym::internals::btf::from_parts(
             ksym::internals::formats::btf::Btf::parse(raw).unwrap(),
             Vec::new(),
         )

@@ -31,7 +31,7 @@ fn kernel() -> &'static (Cache, Arc<KernelBtf>) {
         );
         let btf = include_bytes!("../seeds/vmlinux-small.btf");
         let b = ksym::internals::formats::btf::Btf::parse(btf.to_vec()).unwrap();
-        (cache, Arc::new(KernelBtf::from_parts(b, Vec::new()).unwrap()))
+        (cache, Arc::new(ksym::internals::btf::from_parts(b, Vec::new()).unwrap()))
     })
 }
 

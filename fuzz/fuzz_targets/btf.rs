@@ -56,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
             }
             let _ = (b.resolve(id), b.size_of(id), b.align_of(id));
         }
-        if let Ok(k) = ksym::internals::btf::KernelBtf::from_parts(b, Vec::new()) {
+        if let Ok(k) = ksym::internals::btf::from_parts(b, Vec::new()) {
             let _ = k.find(b"task_struct", 0);
             let _ = k.find(b"vmlinux`schedule", 12);
         }

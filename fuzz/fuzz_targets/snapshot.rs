@@ -147,7 +147,7 @@ fn setup() -> Option<&'static Setup> {
         assert!(symbols.iter().filter(|(_, a)| a.is_some()).count() > 600);
         let k = KernelBtf::open(&btf_opts).unwrap();
         assert!(k.snapshot().written, "{:?}", k.snapshot());
-        let b = &k.vmlinux().btf;
+        let b = &ksym::internals::btf::vmlinux(&k).btf;
         let mut types: Vec<(Vec<u8>, u32)> = b
             .own_ids()
             .filter_map(|id| {
@@ -209,7 +209,7 @@ fuzz_target!(|data: &[u8]| {
         let (path, good) = &s.btf_snap;
         std::fs::write(path, damaged(good, data)).unwrap();
         let k = KernelBtf::open(&s.btf_opts).expect("a damaged snapshot is ignored, not an error");
-        let v = k.vmlinux();
+        let v = ksym::internals::btf::vmlinux(&k);
         for (name, kind) in &s.types {
             if let Some(id) = v.first(name, *kind) {
                 assert_eq!(v.btf.name(id), &name[..], "type {id}");

@@ -59,6 +59,7 @@ pub use object::{
 #[doc(hidden)]
 pub use relocate::running_kernel_facts;
 pub use section::{OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
+pub use struct_ops_types::StructOps;
 
 #[cfg(test)]
 mod tests;

@@ -264,7 +264,7 @@ impl KernelBtf {
 
     /// A kernel BTF from BTF already parsed: vmlinux's and modules' (split
     /// on it), with no kallsyms, tracefs or kernel objects behind it.
-    pub fn from_parts(vmlinux: Btf, modules: Vec<(Vec<u8>, Btf)>) -> Result<KernelBtf> {
+    pub(crate) fn from_parts(vmlinux: Btf, modules: Vec<(Vec<u8>, Btf)>) -> Result<KernelBtf> {
         let vmlinux = Indexed::new(Arc::new(vmlinux))?;
         let mut mods = Vec::new();
         for (name, btf) in modules {
@@ -293,7 +293,7 @@ impl KernelBtf {
     }
 
     /// vmlinux's BTF.
-    pub fn vmlinux(&self) -> &Indexed {
+    pub(crate) fn vmlinux(&self) -> &Indexed {
         &self.vmlinux
     }
 
@@ -321,7 +321,7 @@ impl KernelBtf {
     /// Object `obj`'s BTF, read and indexed when first asked. A module
     /// whose BTF went away since [`KernelBtf::open`] (unloaded) is
     /// `KSYM_ERR_NOT_FOUND`, saying so.
-    pub fn object(&self, obj: usize) -> Result<&Indexed> {
+    pub(crate) fn object(&self, obj: usize) -> Result<&Indexed> {
         if obj == 0 {
             return Ok(&self.vmlinux);
         }

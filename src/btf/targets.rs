@@ -74,11 +74,14 @@ impl TargetKind {
 pub enum Text {
     /// String offset `off` of object `obj`'s BTF.
     Btf {
+        /// The BTF object (0 vmlinux, `k + 1` module `k`).
         obj: usize,
+        /// The offset in that object's string section.
         off: u32,
     },
     /// The module name of object `obj` (`vmlinux` for 0).
     Object(usize),
+    /// A name of its own (a kprobe target's, which has no BTF).
     Owned(CString),
 }
 
