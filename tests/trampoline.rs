@@ -185,3 +185,165 @@ fn whole_expansion_against_bpftool() {
     // The 6.1 kernel's own figure, from this dump: hundreds, not a few.
     assert!(dropped.len() > 300, "{}", dropped.len());
 }
+
+/// bpf(2) with a zeroed 128-byte attr filled by `fill`: the fd, or errno.
+fn bpf(cmd: i32, fill: impl FnOnce(&mut [u8; 128])) -> Result<i32, i32> {
+    let mut attr = [0u8; 128];
+    fill(&mut attr);
+    // SAFETY: attr is 128 writable bytes, the size passed.
+    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), attr.len()) };
+    if r < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(r as i32)
+    }
+}
+
+fn put32(a: &mut [u8], at: usize, v: u32) {
+    a[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+}
+
+/// Where the kernel stops an fentry program `r0 = 0; exit` at BTF FUNC
+/// `btf_id` (`obj_fd`: its module's BTF, 0 for vmlinux): `Ok` when it
+/// loads and attaches, else the step and errno.
+fn fentry_attaches(btf_id: u32, obj_fd: i32) -> Result<(), (&'static str, i32)> {
+    const PROG_LOAD: i32 = 5;
+    const LINK_CREATE: i32 = 28;
+    const TRACING: u32 = 26;
+    const FENTRY: u32 = 24;
+    let insns: [u64; 2] = [0xb7, 0x95]; // mov64 r0, 0; exit
+    let license = b"GPL\0";
+    let prog = bpf(PROG_LOAD, |a| {
+        put32(a, 0, TRACING);
+        put32(a, 4, 2);
+        a[8..16].copy_from_slice(&(insns.as_ptr() as u64).to_ne_bytes());
+        a[16..24].copy_from_slice(&(license.as_ptr() as u64).to_ne_bytes());
+        put32(a, 68, FENTRY); // expected_attach_type
+        put32(a, 108, btf_id); // attach_btf_id
+        put32(a, 112, obj_fd as u32); // attach_btf_obj_fd
+    })
+    .map_err(|e| ("load", e))?;
+    let link = bpf(LINK_CREATE, |a| {
+        put32(a, 0, prog as u32);
+        put32(a, 8, FENTRY);
+    });
+    // SAFETY: fds this function opened.
+    unsafe { libc::close(prog) };
+    let link = link.map_err(|e| ("attach", e))?;
+    // SAFETY: as above.
+    unsafe { libc::close(link) };
+    Ok(())
+}
+
+/// In the guest: every function expand leaves out for the trampoline is
+/// one the running kernel refuses (EINVAL at load, or ENOTSUPP, 524, at
+/// attach), and a sample of the kept ones at the boundary (exactly 6
+/// arguments, or a 16-byte struct by value) loads and attaches.
+#[test]
+fn live_trampoline_refusals_are_the_kernels() {
+    use ksym::internals::btf::Options;
+    use ksym::internals::formats::btf::KIND_STRUCT;
+    let open = || match KernelBtf::open(&Options::default()) {
+        Ok(k) => Some(k),
+        Err(e) => {
+            common::skip_need(common::Need::Fentry, &format!("no kernel BTF: {e}"));
+            None
+        }
+    };
+    let (Some(btf), Some(all_btf)) = (open(), open()) else {
+        return;
+    };
+    let all_btf = all_btf.with_kernel_release(b"none");
+    // bpf() and fentry at all: vfs_read attaches, or this is no such kernel.
+    let vfs_read = btf.find(b"vmlinux`vfs_read", 12).unwrap().id;
+    if let Err((step, e)) = fentry_attaches(vfs_read, 0) {
+        common::skip_need(
+            common::Need::Fentry,
+            &format!("fentry at vfs_read: {step}: errno {e}"),
+        );
+        return;
+    }
+    let key = |b: &KernelBtf, t: &ksym::internals::btf::targets::Target| {
+        (
+            t.obj.unwrap(),
+            t.btf_id,
+            format!(
+                "{}`{}",
+                b.text(&t.module).to_string_lossy(),
+                b.text(&t.name).to_string_lossy()
+            ),
+        )
+    };
+    let kept: BTreeSet<_> = btf
+        .expand(TargetKind::Function, b"*")
+        .unwrap()
+        .iter()
+        .map(|t| key(&btf, t))
+        .collect();
+    let all: BTreeSet<_> = all_btf
+        .expand(TargetKind::Function, b"*")
+        .unwrap()
+        .iter()
+        .map(|t| key(&all_btf, t))
+        .collect();
+    assert!(kept.is_subset(&all));
+    let dropped: Vec<_> = all.difference(&kept).collect();
+    eprintln!(
+        "{}: {} functions, {} left out for the trampoline",
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim(),
+        all.len(),
+        dropped.len()
+    );
+    assert_eq!(btf.stats().trampoline_refused, dropped.len());
+    assert!(!dropped.is_empty(), "the 6.1 guest has hundreds");
+    let fd = |obj: usize| btf.object_fd(obj).unwrap();
+    let mut wrong = Vec::new();
+    for (obj, id, name) in &dropped {
+        match fentry_attaches(*id, fd(*obj)) {
+            Err(("load", 22)) | Err(("attach", 524)) => {}
+            r => wrong.push(format!("{name}: {r:?}")),
+        }
+    }
+    assert!(wrong.is_empty(), "left out, yet: {wrong:?}");
+    // Kept at the boundary: every 16th of those with exactly 6 arguments,
+    // every 4th of those with a 16-byte struct argument (by name).
+    let (mut six, mut wide) = (Vec::new(), Vec::new());
+    for k @ (obj, id, _) in &kept {
+        let b = &btf.object(*obj).unwrap().btf;
+        let Some(proto) = b.ty(*id).and_then(|f| b.ty(f.type_id())) else {
+            continue;
+        };
+        let struct16 = proto.params().any(|(_, ty)| {
+            b.resolve(ty)
+                .ok()
+                .and_then(|r| b.ty(r))
+                .is_some_and(|t| t.kind() == KIND_STRUCT && t.size() == 16)
+        });
+        if struct16 {
+            wide.push(k);
+        } else if proto.vlen() == 6 {
+            six.push(k);
+        }
+    }
+    let sample: Vec<_> = six
+        .iter()
+        .step_by(16)
+        .chain(wide.iter().step_by(4))
+        .collect();
+    eprintln!(
+        "kept: {} with 6 arguments, {} with a 16-byte struct; {} tried",
+        six.len(),
+        wide.len(),
+        sample.len()
+    );
+    assert!(sample.len() >= 10, "{}", sample.len());
+    let mut refused = Vec::new();
+    for (obj, id, name) in sample {
+        if let Err(e) = fentry_attaches(*id, fd(*obj)) {
+            refused.push(format!("{name}: {e:?}"));
+        }
+    }
+    assert!(refused.is_empty(), "kept, yet refused: {refused:?}");
+}

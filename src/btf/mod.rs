@@ -127,7 +127,7 @@ pub struct Stats {
     pub snapshot_written: bool,
     /// Functions [`KernelBtf::expand`] left out, over this handle's life,
     /// because the kernel's BPF trampoline cannot take their prototype
-    /// ([`trampoline`]).
+    /// (docs/btf-and-attach.md).
     pub trampoline_refused: usize,
 }
 
@@ -428,11 +428,6 @@ impl KernelBtf {
     pub fn with_kernel_release(mut self, release: &[u8]) -> KernelBtf {
         self.rules = trampoline::Rules::for_release(release);
         self
-    }
-
-    /// The trampoline rules [`KernelBtf::expand`] follows.
-    pub fn trampoline_rules(&self) -> Option<trampoline::Rules> {
-        self.rules
     }
 
     /// Why the kernel's trampoline cannot take FUNC `id` of object `obj`

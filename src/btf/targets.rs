@@ -253,7 +253,7 @@ impl KernelBtf {
     /// says), compiler artifacts left out unless the pattern names one
     /// exactly; for fentry and friends ([`TargetKind::Function`]), not
     /// the functions whose prototype the running kernel's BPF trampoline
-    /// refuses ([`super::trampoline`], counted in
+    /// refuses (docs/btf-and-attach.md; counted in
     /// [`super::Stats::trampoline_refused`]). Hooks, iterators and tracepoints: the BTF types with their
     /// prefix, by object and name.
     pub fn expand(&self, kind: TargetKind, pattern: &[u8]) -> Result<Vec<Target>> {
