@@ -218,6 +218,15 @@ static void test_expand(void)
     CHECK(m == 1);
     CHECK(ksym_bpf_program_expand(o, count, "nothing_is_called_this_*", b) == 0);
     CHECK(ksym_bpf_program_expand(o, count, "[", b) == KSYM_ERR_INVALID);
+    /* What no kernel's trampoline takes is no target, and is counted:
+     * bpf_trace_run12 has 13 arguments (MAX_BPF_FUNC_ARGS is 12), _printk
+     * is variadic; kprobes are not affected (tests/trampoline.rs has the
+     * rules that depend on the kernel's version). */
+    struct ksym_btf_stats st = { .sz = sizeof(st) };
+    CHECK(ksym_btf_stats(b, &st) == 0 && st.trampoline_refused == 0);
+    CHECK(ksym_bpf_program_expand(o, count, "bpf_trace_run12", b) == 0);
+    CHECK(ksym_bpf_program_expand(o, count, "_printk", b) == 0);
+    CHECK(ksym_btf_stats(b, &st) == 0 && st.trampoline_refused == 2);
     size_t maps = ksym_bpf_object_map_count(o);
     for (size_t i = 0; i < maps; i++)
         CHECK(ksym_bpf_object_set_map_fd(o, i, 100 + (int)i) == 0);

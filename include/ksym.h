@@ -835,6 +835,15 @@ struct ksym_btf_stats {
      * Bytes of memory held by the BTF read so far.
      */
     size_t memory_bytes;
+    /**
+     * Functions that ksym_bpf_program_expand (fentry, fexit, fmod_ret)
+     * left out so far with this handle because the running kernel's BPF
+     * trampoline cannot take their prototype (too many arguments for its
+     * registers, a struct of more than 16 bytes by value, a struct
+     * return, variadic: docs/btf-and-attach.md). Added after 0.2.0: a
+     * caller whose sz ends before it does not get it.
+     */
+    size_t trampoline_refused;
 };
 
 /**

@@ -17,9 +17,11 @@ pub mod index;
 mod objects;
 pub mod snapshot;
 pub mod targets;
+pub mod trampoline;
 
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::cname::CName;
@@ -93,6 +95,11 @@ pub struct KernelBtf {
     kconfig_path: Option<PathBuf>,
     kconfig: OnceLock<Result<Arc<[u8]>>>,
     snapshot: snapshot::SnapshotInfo,
+    /// The kernel whose trampoline rules [`KernelBtf::expand`] follows
+    /// (`None`: the release is unknown, nothing is left out for them).
+    rules: Option<trampoline::Rules>,
+    /// Functions `expand` left out because the trampoline refuses them.
+    refused: AtomicUsize,
 }
 
 /// Facts about a [`KernelBtf`].
@@ -118,6 +125,10 @@ pub struct Stats {
     pub snapshot_loaded: bool,
     /// A snapshot was written.
     pub snapshot_written: bool,
+    /// Functions [`KernelBtf::expand`] left out, over this handle's life,
+    /// because the kernel's BPF trampoline cannot take their prototype
+    /// (docs/btf-and-attach.md).
+    pub trampoline_refused: usize,
 }
 
 static VMLINUX_NAME: &CStr = c"vmlinux";
@@ -200,6 +211,8 @@ impl KernelBtf {
             kconfig_path: opts.kconfig_path.clone(),
             kconfig: OnceLock::new(),
             snapshot,
+            rules: trampoline::Rules::running(),
+            refused: AtomicUsize::new(0),
         })
     }
 
@@ -289,6 +302,8 @@ impl KernelBtf {
             kconfig_path: Some(PathBuf::new()),
             kconfig: OnceLock::new(),
             snapshot: Default::default(),
+            rules: trampoline::Rules::running(),
+            refused: AtomicUsize::new(0),
         })
     }
 
@@ -407,6 +422,29 @@ impl KernelBtf {
         self
     }
 
+    /// The same kernel BTF with the trampoline rules of kernel `release`
+    /// ("6.1.0-13-amd64") instead of the running kernel's: for BTF of
+    /// another kernel. An unparsable release leaves nothing out.
+    pub fn with_kernel_release(mut self, release: &[u8]) -> KernelBtf {
+        self.rules = trampoline::Rules::for_release(release);
+        self
+    }
+
+    /// Why the kernel's trampoline cannot take FUNC `id` of object `obj`
+    /// (fentry, fexit, fmod_ret), or `None` when it can or the rules are
+    /// unknown.
+    pub fn trampoline_refuses(&self, obj: usize, id: u32) -> Option<String> {
+        let rules = self.rules?;
+        let btf = &self.object(obj).ok()?.btf;
+        let proto = btf.ty(id).filter(|t| t.kind() == raw::KIND_FUNC)?.type_id();
+        rules.refuses(btf, proto)
+    }
+
+    /// Counts functions left out for the trampoline.
+    fn note_refused(&self, n: usize) {
+        self.refused.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// The kernel's configuration (`.kconfig` externs), read once:
     /// `kconfig_path` (plain or gzip), by default /proc/config.gz, else
     /// /boot/config-$(uname -r).
@@ -471,6 +509,7 @@ impl KernelBtf {
             objects_listed: self.objects.listed(),
             snapshot_loaded: self.snapshot.loaded,
             snapshot_written: self.snapshot.written,
+            trampoline_refused: self.refused.load(Ordering::Relaxed),
         }
     }
 }

@@ -254,7 +254,10 @@ impl KernelBtf {
     /// of kallsyms, in address order, that have a BTF FUNC in their BTF
     /// object (fentry and friends) and that ftrace may patch (when tracefs
     /// says), compiler artifacts left out unless the pattern names one
-    /// exactly. Hooks, iterators and tracepoints: the BTF types with their
+    /// exactly; for fentry and friends ([`TargetKind::Function`]), not
+    /// the functions whose prototype the running kernel's BPF trampoline
+    /// refuses (docs/btf-and-attach.md; counted in
+    /// [`super::Stats::trampoline_refused`]). Hooks, iterators and tracepoints: the BTF types with their
     /// prefix, by object and name.
     pub fn expand(&self, kind: TargetKind, pattern: &[u8]) -> Result<Vec<Target>> {
         let p = Pattern::parse(pattern)?;
@@ -324,6 +327,7 @@ impl KernelBtf {
         let mut seen_kprobe: HashSet<Vec<u8>> = HashSet::new();
         let mut out = Vec::new();
         let mut err = None;
+        let mut refused = 0;
         table.for_each_match(pattern, |s| {
             let name = s.name.to_bytes();
             if !is_text(s.ty) || (!exact && is_artifact(name)) {
@@ -358,6 +362,12 @@ impl KernelBtf {
                     };
                     match blob.first(name, KIND_FUNC) {
                         Some(id) if seen.insert((obj, id)) => {
+                            // What the kernel's trampoline refuses is no
+                            // target (bpftrace's matcher leaves it out too).
+                            if self.trampoline_refuses(obj, id).is_some() {
+                                refused += 1;
+                                return std::ops::ControlFlow::Continue(());
+                            }
                             (Some(obj), id, blob.btf.ty(id).map_or(0, |t| t.name_off))
                         }
                         _ => return std::ops::ControlFlow::Continue(()),
@@ -379,6 +389,7 @@ impl KernelBtf {
             });
             std::ops::ControlFlow::Continue(())
         })?;
+        self.note_refused(refused);
         match err {
             Some(e) => Err(e),
             None => Ok(out),

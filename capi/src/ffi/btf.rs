@@ -104,6 +104,13 @@ pub struct ksym_btf_stats {
     pub modules_read: usize,
     /// Bytes of memory held by the BTF read so far.
     pub memory_bytes: usize,
+    /// Functions that ksym_bpf_program_expand (fentry, fexit, fmod_ret)
+    /// left out so far with this handle because the running kernel's BPF
+    /// trampoline cannot take their prototype (too many arguments for its
+    /// registers, a struct of more than 16 bytes by value, a struct
+    /// return, variadic: docs/btf-and-attach.md). Added after 0.2.0: a
+    /// caller whose sz ends before it does not get it.
+    pub trampoline_refused: usize,
 }
 
 /// ksym_btf_stats.flags: the filter functions were read (fentry targets
@@ -274,6 +281,7 @@ pub unsafe extern "C" fn ksym_btf_stats(btf: *const ksym_btf, out: *mut ksym_btf
             modules: s.modules,
             modules_read: s.modules_read,
             memory_bytes: s.memory,
+            trampoline_refused: s.trampoline_refused,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { super::write_out(out, v, "out") }?;
