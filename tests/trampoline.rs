@@ -311,7 +311,7 @@ fn live_trampoline_refusals_are_the_kernels() {
     // every 4th of those with a 16-byte struct argument (by name).
     let (mut six, mut wide) = (Vec::new(), Vec::new());
     for k @ (obj, id, _) in &kept {
-        let b = &btf.object(*obj).unwrap().btf;
+        let b = &ksym::internals::btf::object(&btf, *obj).unwrap().btf;
         let Some(proto) = b.ty(*id).and_then(|f| b.ty(f.type_id())) else {
             continue;
         };
