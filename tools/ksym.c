@@ -438,6 +438,17 @@ static int cmd_obj(const struct options *o, const char *path)
                 printf("       [%u] = %s %s\n", s.index, s.kind == KSYM_BPF_SLOT_MAP ? "map" : "program", target);
         }
     }
+    size_t nv = ksym_bpf_object_var_count(obj);
+    printf("\nvariables (map+offset, size; set with ksym_bpf_object_set_var):\n");
+    for (size_t i = 0; i < nv; i++) {
+        struct ksym_bpf_var_info v = { .sz = sizeof(v) };
+        struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+        if (ksym_bpf_var_info(obj, i, &v) != 0 || ksym_bpf_map_info(obj, v.map, &m) != 0)
+            continue;
+        char where[64];
+        snprintf(where, sizeof(where), "%s+%zu", m.name, v.offset);
+        printf("  [%zu] %-20s %4zu  %s%s\n", i, where, v.size, v.name, v.flags & KSYM_BPF_VAR_GLOBAL ? "" : " (static)");
+    }
     printf("\nexterns (one pass over %s):\n", o->kallsyms ? o->kallsyms : "kallsyms");
     if (ne && ksym_bpf_object_resolve_ksyms(obj, cache) != 0) {
         fprintf(stderr, "ksym: %s\n", ksym_last_error_message());
