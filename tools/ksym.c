@@ -668,7 +668,7 @@ static const struct command commands[] = {
       "round, the passes over kallsyms, hits, misses and cached answers (--repeat N asks N\n"
       "times: the later rounds are answered by the cache).",
       cmd_resolve, NULL },
-    { "obj", "FILE.bpf.o", 1, 1, "a BPF object: programs and aliases, attach targets, maps, externs, relocations",
+    { "obj", "FILE.bpf.o", 1, 1, "a BPF object: programs and aliases, attach targets, maps, variables, externs, relocations",
       "Attach targets are resolved against the running kernel's BTF (or --btf), externs in\n"
       "one pass over kallsyms (or --kallsyms). --load creates the maps and loads every\n"
       "program whose autoload is on (not `?` sections), aliases included, and prints each\n"
