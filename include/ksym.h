@@ -1750,6 +1750,14 @@ struct ksym_bpf_attach {
      * (resolve_btf, set_attach_target) or the object is freed.
      */
     const char *error_message;
+    /**
+     * A kprobe section's offset into its function (`kprobe/func+0x10`:
+     * 0x10, read as libbpf reads it), where the probe goes (the kprobe
+     * PMU's probe_offset); 0 otherwise, and for a target set with
+     * ksym_bpf_program_set_attach_target. A `kretprobe` section with an
+     * offset is the program's error (libbpf refuses to attach it).
+     */
+    uint64_t target_offset;
 };
 
 /**

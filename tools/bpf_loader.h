@@ -721,9 +721,10 @@ static inline const char *kl_tracefs(void)
     return NULL;
 }
 
-/* A perf event of `type` and `config`s with BPF program `prog_fd` on it,
+/* A perf event of `type` and `config`s (config1, config2: a kprobe's
+ * function name and offset) with BPF program `prog_fd` on it,
  * enabled: the attachment lives as long as the returned fd. -errno if not. */
-static inline int kl_perf_attach(uint32_t type, uint64_t config, uint64_t config1, int prog_fd)
+static inline int kl_perf_attach(uint32_t type, uint64_t config, uint64_t config1, uint64_t config2, int prog_fd)
 {
     struct kl_perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -731,6 +732,7 @@ static inline int kl_perf_attach(uint32_t type, uint64_t config, uint64_t config
     a.size = sizeof(a);
     a.config = config;
     a.config1 = config1;
+    a.config2 = config2;
     long fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, KL_PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -742,16 +744,16 @@ static inline int kl_perf_attach(uint32_t type, uint64_t config, uint64_t config
     return (int)fd;
 }
 
-/* A kprobe (a kretprobe when `ret`) on kernel function `func` through the
- * kprobe PMU (/sys/bus/event_source/devices/kprobe, Linux 4.17+), as
- * libbpf's bpf_program__attach_kprobe; -errno if not. */
-static inline int kl_attach_kprobe(const char *func, int ret, int prog_fd)
+/* A kprobe (a kretprobe when `ret`) on kernel function `func` at
+ * `offset` through the kprobe PMU (/sys/bus/event_source/devices/kprobe,
+ * Linux 4.17+), as libbpf's bpf_program__attach_kprobe; -errno if not. */
+static inline int kl_attach_kprobe(const char *func, uint64_t offset, int ret, int prog_fd)
 {
     int pmu = kl_read_int("/sys/bus/event_source/devices/kprobe/type", "%d");
     int bit = ret ? kl_read_int("/sys/bus/event_source/devices/kprobe/format/retprobe", "config:%d") : 0;
     if (pmu < 0 || bit < 0 || bit > 63)
         return -EOPNOTSUPP;
-    return kl_perf_attach((uint32_t)pmu, ret ? 1ull << bit : 0, (uint64_t)(uintptr_t)func, prog_fd);
+    return kl_perf_attach((uint32_t)pmu, ret ? 1ull << bit : 0, (uint64_t)(uintptr_t)func, offset, prog_fd);
 }
 
 /* Tracepoint `category/name` (its tracefs id); -errno if not. */
@@ -765,7 +767,7 @@ static inline int kl_attach_tracepoint(const char *tp, int prog_fd)
     int id = kl_read_int(path, "%d");
     if (id < 0)
         return -ENOENT;
-    return kl_perf_attach(KL_PERF_TYPE_TRACEPOINT, (uint64_t)id, 0, prog_fd);
+    return kl_perf_attach(KL_PERF_TYPE_TRACEPOINT, (uint64_t)id, 0, 0, prog_fd);
 }
 
 /*
@@ -773,7 +775,7 @@ static inline int kl_attach_tracepoint(const char *tp, int prog_fd)
  * by name, BTF-attached programs (fentry, fexit, tp_btf, lsm...) to their
  * BTF target (BPF_RAW_TRACEPOINT_OPEN with no name, which every kernel
  * with BTF attach has; BPF_LINK_CREATE as a second try), kprobes and
- * kretprobes to their function by name (the kprobe PMU), tracepoints to
+ * kretprobes to their function by name and offset (the kprobe PMU), tracepoints to
  * the `category/name` their section names after `tracepoint/` or `tp/`
  * (tracefs must be mounted). Stores the link (or perf event) fd in
  * l->link_fds[i] and returns it, or -errno (-EOPNOTSUPP for types this
@@ -788,7 +790,8 @@ static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, si
         return ksym_last_error();
     long fd;
     if (at.prog_type == KL_PROG_KPROBE && at.target) {
-        return l->link_fds[i] = kl_attach_kprobe(at.target, (at.flags & KSYM_ATTACH_RETPROBE) != 0, l->prog_fds[i]);
+        return l->link_fds[i] =
+                   kl_attach_kprobe(at.target, at.target_offset, (at.flags & KSYM_ATTACH_RETPROBE) != 0, l->prog_fds[i]);
     } else if (at.prog_type == KL_PROG_TRACEPOINT) {
         struct ksym_bpf_program_info p = { .sz = sizeof(p) };
         if (ksym_bpf_program_info(obj, i, &p) != 0)

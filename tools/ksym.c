@@ -387,6 +387,8 @@ static int cmd_obj(const struct options *o, const char *path)
             printf(" (%s)", kind_str(ksym_bpf_attach_type_str(a.expected_attach_type), a.expected_attach_type, buf));
         if (a.target)
             printf(" -> %s%s%s", a.module ? a.module : "", a.module ? "`" : "", a.target);
+        if (a.target_offset)
+            printf("+%#" PRIx64, a.target_offset);
         if (a.attach_btf_id)
             printf(" btf id %u%s", a.attach_btf_id, a.attach_btf_obj_fd > 0 ? " (module BTF fd)" : "");
         if (a.addr)
