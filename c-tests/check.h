@@ -31,11 +31,18 @@ static int checks, failures, skips;
         printf("\n");                                                                              \
     } while (0)
 
-/* Is the kernel feature `need` ("kernel", "fentry", "modules", "kprobes",
- * "kallsyms_all", "tracefs") required by the environment? KSYM_REQUIRE is a
- * comma-separated list of them (or "all"); KSYM_REQUIRE_KERNEL=1 and
- * KSYM_REQUIRE_FENTRY=1 are the older spellings of "kernel" and "fentry".
- * The Rust tests read the same variable (tests/common: Need). */
+/* Is `need` required by the environment? KSYM_REQUIRE is a comma-separated
+ * list of kernel features ("kernel", "fentry", "modules", "kprobes",
+ * "kallsyms_all", "tracefs") or "all"; blanks around each word do not
+ * count (as Rust's str::trim: spaces, tabs, CR, LF, VT, FF).
+ * KSYM_REQUIRE_KERNEL=1 and KSYM_REQUIRE_FENTRY=1 are the older spellings
+ * of "kernel" and "fentry". The Rust tests read the same variable
+ * (tests/common: Need). */
+static inline int need_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 static inline int need_required(const char *need)
 {
     const char *legacy = !strcmp(need, "kernel")   ? getenv("KSYM_REQUIRE_KERNEL")
@@ -47,7 +54,13 @@ static inline int need_required(const char *need)
     size_t n = strlen(need);
     while (req && *req) {
         size_t w = strcspn(req, ",");
-        if ((w == n && !strncmp(req, need, n)) || (w == 3 && !strncmp(req, "all", 3)))
+        const char *word = req;
+        size_t len = w;
+        while (len && need_blank(*word))
+            word++, len--;
+        while (len && need_blank(word[len - 1]))
+            len--;
+        if (len && ((len == n && !strncmp(word, need, n)) || (len == 3 && !strncmp(word, "all", 3))))
             return 1;
         req += w;
         if (*req == ',')
@@ -56,21 +69,39 @@ static inline int need_required(const char *need)
     return 0;
 }
 
+/* Appends "SKIP <need> <test>: <why>" to the file KSYM_SKIP_LOG names, if
+ * any: c-tests/run.sh points it, for the plain run of each test, at the
+ * log the Rust tests append theirs to (target/tmp/ksym-skipped), which
+ * make test prints; KSYM_SKIP_TEST names the test binary. */
+static inline void need_skip_log(const char *need, const char *why)
+{
+    const char *log = getenv("KSYM_SKIP_LOG"), *test = getenv("KSYM_SKIP_TEST");
+    if (!log || !*log)
+        return;
+    FILE *f = fopen(log, "a");
+    if (!f) {
+        fprintf(stderr, "KSYM_SKIP_LOG %s cannot be opened: the skip below is not logged\n", log);
+        return;
+    }
+    fprintf(f, "SKIP %s %s: %s\n", need, test && *test ? test : "?", why);
+    fclose(f);
+}
+
 /* A part that needs the running kernel's feature `need` cannot run here:
  * a failure when the environment requires it, otherwise the one line
- * "SKIP <need>: <why>". */
+ * "SKIP <need>: <why>", also appended to the skip log (need_skip_log). */
 #define NEED_SKIP(need, ...)                                                                       \
     do {                                                                                           \
+        char why_[1024];                                                                           \
+        snprintf(why_, sizeof(why_), __VA_ARGS__);                                                 \
         if (need_required(need)) {                                                                 \
             failures++;                                                                            \
-            fprintf(stderr, "%s:%d: KSYM_REQUIRE has %s, but: ", __FILE__, __LINE__, need);        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
+            fprintf(stderr, "%s:%d: %s is required here (KSYM_REQUIRE=%s), but: %s\n", __FILE__, __LINE__, \
+                    need, getenv("KSYM_REQUIRE") ? getenv("KSYM_REQUIRE") : "", why_);                    \
         } else {                                                                                   \
             skips++;                                                                               \
-            printf("SKIP %s: ", need);                                                             \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
+            printf("SKIP %s: %s\n", need, why_);                                                   \
+            need_skip_log(need, why_);                                                             \
         }                                                                                          \
     } while (0)
 
