@@ -293,7 +293,7 @@ int main(void)
     if (!objdir)
         objdir = "c-tests/bpf";
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no bundled kernel data");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no bundled kernel data");
         return finish("test_btf");
     }
     snprintf(btfdir, sizeof(btfdir), "%s/linux-6.1-cloud/btf", data);

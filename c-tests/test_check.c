@@ -1,7 +1,8 @@
 /*
  * The harness's own rules (check.h), against values worked out by hand:
  * which needs KSYM_REQUIRE requires (words trimmed as the Rust tests'
- * Need::required trims them; the older KSYM_REQUIRE_KERNEL/_FENTRY), and the line a skip appends to
+ * Need::required trims them; "data" whenever anything is required; the
+ * older KSYM_REQUIRE_KERNEL/_FENTRY), and the line a skip appends to
  * KSYM_SKIP_LOG. The environment is the test's own: it is set and unset
  * here, and put back at the end.
  */
@@ -66,15 +67,23 @@ int main(void)
     CHECK(!required("fentry", "kernel"));
     CHECK(!required(" , ,", "kernel"));
     CHECK(!required("alll", "kernel"));
-    /* The older spellings (exactly "1"). */
+    /* "data": whenever any word is there. */
+    CHECK(!required(NULL, "data"));
+    CHECK(!required("", "data"));
+    CHECK(!required(" , \t", "data"));
+    CHECK(required("kernel", "data"));
+    CHECK(required(" tracefs ", "data"));
+    CHECK(required("data", "data"));
+    CHECK(required("all", "data"));
+    /* The older spellings (exactly "1"), "data" with them. */
     unsetenv("KSYM_REQUIRE");
     set("KSYM_REQUIRE_KERNEL", "1");
-    CHECK(need_required("kernel") && !need_required("fentry"));
+    CHECK(need_required("kernel") && need_required("data") && !need_required("fentry"));
     set("KSYM_REQUIRE_KERNEL", "yes");
-    CHECK(!need_required("kernel"));
+    CHECK(!need_required("kernel") && !need_required("data"));
     unsetenv("KSYM_REQUIRE_KERNEL");
     set("KSYM_REQUIRE_FENTRY", "1");
-    CHECK(need_required("fentry") && !need_required("kernel"));
+    CHECK(need_required("fentry") && need_required("data") && !need_required("kernel"));
     unsetenv("KSYM_REQUIRE_FENTRY");
 
     /* The skip log: one line per skip, appended, naming need and test. */
@@ -87,7 +96,7 @@ int main(void)
     set("KSYM_SKIP_LOG", log);
     need_skip_log("kernel", "first");
     set("KSYM_SKIP_TEST", "test_x");
-    need_skip_log("tracefs", "no tracefs");
+    need_skip_log("data", "KSYM_TESTDATA not set");
     char text[256] = { 0 };
     FILE *f = fopen(log, "r");
     CHECK(f != NULL);
@@ -96,9 +105,9 @@ int main(void)
         text[n] = 0;
         fclose(f);
     }
-    if (strcmp(text, "SKIP kernel ?: first\nSKIP tracefs test_x: no tracefs\n") != 0)
+    if (strcmp(text, "SKIP kernel ?: first\nSKIP data test_x: KSYM_TESTDATA not set\n") != 0)
         fprintf(stderr, "skip log:\n%s", text);
-    CHECK(!strcmp(text, "SKIP kernel ?: first\nSKIP tracefs test_x: no tracefs\n"));
+    CHECK(!strcmp(text, "SKIP kernel ?: first\nSKIP data test_x: KSYM_TESTDATA not set\n"));
     remove(log);
     rmdir(dir);
 

@@ -210,7 +210,7 @@ int main(void)
         CHECK_IN(ksym_btf_opts, (in_.o.vmlinux_btf_path = bpath, in_.o.module_btf_dir = ""), ksym_btf_open(opts),
                  free_btf);
     else
-        SKIP("KSYM_TESTDATA not set: ksym_btf_opts untested");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: ksym_btf_opts untested");
 
     /* Outputs. */
     struct ksym_table *t = ksym_table_from_buffer(TEXT, sizeof(TEXT) - 1, NULL);
