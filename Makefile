@@ -145,12 +145,19 @@ test:
 	@sh tools/deps.sh test
 	@$(MAKE) --no-print-directory test-suite
 
+# Every part's skips, in one list at the end (target/tmp/ksym-skipped,
+# emptied by test-rust, which runs first).
 test-suite: test-rust check-header test-exports test-c test-fuzz $(TEST_PARTS)
+	@if [ -s target/tmp/ksym-skipped ]; then \
+	    echo "make test: $$(wc -l < target/tmp/ksym-skipped) parts skipped (target/tmp/ksym-skipped):"; \
+	    sed 's/^/  /' target/tmp/ksym-skipped; fi
 	@echo "make test: all passed"
 
 # A Rust test that cannot run here appends a line to target/tmp/ksym-skipped
 # (tests/common: skip); it is shown after the tests, so that no skip is
-# silent. KSYM_REQUIRE_KERNEL=1 makes those skips failures.
+# silent (the C tests, the fuzz replay and the docs' checks append theirs
+# too; test-suite lists them all at the end). KSYM_REQUIRE makes those
+# skips failures.
 test-rust:
 	@rm -f target/tmp/ksym-skipped
 	$(CARGO) fmt --all -- --check
@@ -170,12 +177,15 @@ test-exports: $(BUILD)/$(SOFILE)
 	@echo "soname: $(SONAME)"
 
 # C tests against an installed copy found through pkg-config: plain, under
-# valgrind (no errors, no leaks) and built with ASan+UBSan.
+# valgrind (no errors, no leaks) and built with ASan+UBSan. Their skips
+# (c-tests/check.h: NEED_SKIP) go to the Rust tests' log too.
 test-c: all
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE) DESTDIR=
+	@mkdir -p target/tmp
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig STAGE=$(STAGE) CC="$(CC)" CXX="$(CXX)" \
-	    KSYM_TESTDATA=$(abspath $(BUILD)/testdata) sh c-tests/run.sh
+	    KSYM_TESTDATA=$(abspath $(BUILD)/testdata) KSYM_SKIP_LOG=$(abspath target/tmp/ksym-skipped) \
+	    sh c-tests/run.sh
 
 # The BPF objects the tests load are committed so that tests need no clang.
 # -g gives BTF (.BTF, .BTF.ext); llvm-strip -g then drops DWARF, which no

@@ -22,32 +22,40 @@ static int checks, failures, skips;
 /* The last error's message contains `needle`. */
 #define CHECK_MSG(needle) CHECK(strstr(ksym_last_error_message(), (needle)) != NULL)
 
-/* A skip that does not depend on the kernel (no bundled data, no tool). */
-#define SKIP(...)                                                                                  \
-    do {                                                                                           \
-        skips++;                                                                                   \
-        printf("SKIP: ");                                                                          \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
-    } while (0)
+/* Is `need` required by the environment? KSYM_REQUIRE is a comma-separated
+ * list of kernel features ("kernel", "fentry", "modules", "kprobes",
+ * "kallsyms_all", "tracefs") or "all"; blanks around each word do not
+ * count (as Rust's str::trim: spaces, tabs, CR, LF, VT, FF).
+ * KSYM_REQUIRE_KERNEL=1 and KSYM_REQUIRE_FENTRY=1 are the older spellings
+ * of "kernel" and "fentry". "data" (the bundled data sets, KSYM_TESTDATA)
+ * is required whenever anything is: the Makefile always provides them, so
+ * a run that says what the machine must have is a full run, where a
+ * missing data set is a broken setup. The Rust tests read the same
+ * variable (tests/common: Need). */
+static inline int need_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
-/* Is the kernel feature `need` ("kernel", "fentry", "modules", "kprobes",
- * "kallsyms_all", "tracefs") required by the environment? KSYM_REQUIRE is a
- * comma-separated list of them (or "all"); KSYM_REQUIRE_KERNEL=1 and
- * KSYM_REQUIRE_FENTRY=1 are the older spellings of "kernel" and "fentry".
- * The Rust tests read the same variable (tests/common: Need). */
 static inline int need_required(const char *need)
 {
-    const char *legacy = !strcmp(need, "kernel")   ? getenv("KSYM_REQUIRE_KERNEL")
-                         : !strcmp(need, "fentry") ? getenv("KSYM_REQUIRE_FENTRY")
-                                                   : NULL;
-    if (legacy && !strcmp(legacy, "1"))
+    int data = !strcmp(need, "data");
+    const char *kernel = getenv("KSYM_REQUIRE_KERNEL"), *fentry = getenv("KSYM_REQUIRE_FENTRY");
+    if (kernel && !strcmp(kernel, "1") && (data || !strcmp(need, "kernel")))
+        return 1;
+    if (fentry && !strcmp(fentry, "1") && (data || !strcmp(need, "fentry")))
         return 1;
     const char *req = getenv("KSYM_REQUIRE");
     size_t n = strlen(need);
     while (req && *req) {
         size_t w = strcspn(req, ",");
-        if ((w == n && !strncmp(req, need, n)) || (w == 3 && !strncmp(req, "all", 3)))
+        const char *word = req;
+        size_t len = w;
+        while (len && need_blank(*word))
+            word++, len--;
+        while (len && need_blank(word[len - 1]))
+            len--;
+        if (len && (data || (len == n && !strncmp(word, need, n)) || (len == 3 && !strncmp(word, "all", 3))))
             return 1;
         req += w;
         if (*req == ',')
@@ -56,21 +64,39 @@ static inline int need_required(const char *need)
     return 0;
 }
 
-/* A part that needs the running kernel's feature `need` cannot run here:
+/* Appends "SKIP <need> <test>: <why>" to the file KSYM_SKIP_LOG names, if
+ * any: c-tests/run.sh points it, for the plain run of each test, at the
+ * log the Rust tests append theirs to (target/tmp/ksym-skipped), which
+ * make test prints; KSYM_SKIP_TEST names the test binary. */
+static inline void need_skip_log(const char *need, const char *why)
+{
+    const char *log = getenv("KSYM_SKIP_LOG"), *test = getenv("KSYM_SKIP_TEST");
+    if (!log || !*log)
+        return;
+    FILE *f = fopen(log, "a");
+    if (!f) {
+        fprintf(stderr, "KSYM_SKIP_LOG %s cannot be opened: the skip below is not logged\n", log);
+        return;
+    }
+    fprintf(f, "SKIP %s %s: %s\n", need, test && *test ? test : "?", why);
+    fclose(f);
+}
+
+/* A part that needs `need` (a kernel feature, or "data") cannot run here:
  * a failure when the environment requires it, otherwise the one line
- * "SKIP <need>: <why>". */
+ * "SKIP <need>: <why>", also appended to the skip log (need_skip_log). */
 #define NEED_SKIP(need, ...)                                                                       \
     do {                                                                                           \
+        char why_[1024];                                                                           \
+        snprintf(why_, sizeof(why_), __VA_ARGS__);                                                 \
         if (need_required(need)) {                                                                 \
             failures++;                                                                            \
-            fprintf(stderr, "%s:%d: KSYM_REQUIRE has %s, but: ", __FILE__, __LINE__, need);        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
+            fprintf(stderr, "%s:%d: %s is required here (KSYM_REQUIRE=%s), but: %s\n", __FILE__, __LINE__, \
+                    need, getenv("KSYM_REQUIRE") ? getenv("KSYM_REQUIRE") : "", why_);                    \
         } else {                                                                                   \
             skips++;                                                                               \
-            printf("SKIP %s: ", need);                                                             \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
+            printf("SKIP %s: %s\n", need, why_);                                                   \
+            need_skip_log(need, why_);                                                             \
         }                                                                                          \
     } while (0)
 
@@ -79,13 +105,13 @@ static inline int need_required(const char *need)
 #define KERNEL_SKIP(...) NEED_SKIP("kernel", __VA_ARGS__)
 
 /* The bundled 6.12 kernel's table (modules loaded; no built-in ranges),
- * its kallsyms path written to `path`; NULL with a SKIP when KSYM_TESTDATA
- * is not set (the Makefile sets it). */
+ * its kallsyms path written to `path`; NULL with a NEED_SKIP("data") when
+ * KSYM_TESTDATA is not set (the Makefile sets it). */
 static inline struct ksym_table *open_bundled_6_12(char *path, size_t size)
 {
     const char *data = getenv("KSYM_TESTDATA");
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no bundled kernel data");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no bundled kernel data");
         return NULL;
     }
     snprintf(path, size, "%s/linux-6.12-cloud/kallsyms", data);

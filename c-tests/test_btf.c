@@ -3,12 +3,15 @@
  * the Debian 6.1 kernel (vmlinux and 30 modules) and its kallsyms: lookups
  * (module-qualified, duplicates, errors), struct sizes, attach info of
  * every section kind of sections.bpf.o before and after resolution,
- * targets set per alias, expansion, and every argument error.
+ * targets set per alias, expansion (and its limit by a filter functions
+ * list the test writes, against the test's own reading of the BTF), and
+ * every argument error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -239,6 +242,174 @@ out:
     ksym_btf_free(b);
 }
 
+/* The names of the FUNC types of the raw BTF at `path` matching the glob
+ * `pattern` (fnmatch), each once, in type order, read here without
+ * libksym; returns how many (at most `cap`), or -1 if the file is not
+ * BTF this reader knows. `*types` gets the number of types. */
+static int btf_funcs(const char *path, const char *pattern, char names[][64], int cap, uint32_t *types)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    static unsigned char buf[8 << 20];
+    size_t len = fread(buf, 1, sizeof(buf), f);
+    int whole = feof(f);
+    fclose(f);
+    uint16_t magic;
+    uint32_t hdr[5]; /* hdr_len, type_off, type_len, str_off, str_len */
+    if (!whole || len < 24)
+        return -1;
+    memcpy(&magic, buf, 2);
+    memcpy(hdr, buf + 4, sizeof(hdr));
+    if (magic != 0xeb9f || (uint64_t)hdr[0] + hdr[1] + hdr[2] > len || (uint64_t)hdr[0] + hdr[3] + hdr[4] > len)
+        return -1;
+    const unsigned char *t = buf + hdr[0] + hdr[1], *end = t + hdr[2];
+    const char *strs = (const char *)buf + hdr[0] + hdr[3];
+    int n = 0;
+    *types = 0;
+    while (t + 12 <= end) {
+        uint32_t name_off, info;
+        memcpy(&name_off, t, 4);
+        memcpy(&info, t + 4, 4);
+        uint32_t kind = (info >> 24) & 0x1f, vlen = info & 0xffff;
+        size_t extra;
+        switch (kind) {
+        case 1: case 14: case 17: extra = 4; break;         /* INT, VAR, DECL_TAG */
+        case 3: extra = 12; break;                          /* ARRAY */
+        case 4: case 5: case 15: case 19: extra = 12 * (size_t)vlen; break; /* STRUCT, UNION, DATASEC, ENUM64 */
+        case 6: case 13: extra = 8 * (size_t)vlen; break;   /* ENUM, FUNC_PROTO */
+        case 2: case 7: case 8: case 9: case 10: case 11: case 12: case 16: case 18: extra = 0; break;
+        default: return -1;
+        }
+        (*types)++;
+        if (kind == 12 && name_off < hdr[4] && !fnmatch(pattern, strs + name_off, 0)) {
+            int seen = 0;
+            for (int i = 0; i < n; i++)
+                seen |= !strcmp(names[i], strs + name_off);
+            if (!seen && n < cap)
+                snprintf(names[n++], 64, "%s", strs + name_off);
+        }
+        t += 12 + extra;
+    }
+    return t == end ? n : -1;
+}
+
+/* Expands `count` of trace.bpf.o (fentry) over `pattern` with `b`; the
+ * targets' names go to `got` (at most `cap`); returns how many. */
+static int expand_names(struct ksym_btf *b, const char *pattern, char got[][64], int cap)
+{
+    struct ksym_bpf_object *o = open_obj("trace.bpf.o");
+    size_t count;
+    if (!o || ksym_bpf_object_find_program(o, "count", &count) != 0) {
+        ksym_bpf_object_free(o);
+        return -1;
+    }
+    size_t before = ksym_bpf_object_program_count(o);
+    int n = ksym_bpf_program_expand(o, count, pattern, b);
+    for (int i = 0; i < n && i < cap; i++) {
+        struct ksym_bpf_attach a = { .sz = sizeof(a) };
+        CHECK(ksym_bpf_program_attach_info(o, before + (size_t)i, &a) == 0 && a.target && a.addr != 0);
+        snprintf(got[i], 64, "%s", a.target ? a.target : "");
+    }
+    ksym_bpf_object_free(o);
+    return n;
+}
+
+/* Do `got` (n of them) and `want` (m) hold the same names? Says which
+ * differ. */
+static int same_names(const char *what, char got[][64], int n, char want[][64], int m)
+{
+    int same = n == m;
+    for (int i = 0; i < n; i++) {
+        int found = 0;
+        for (int j = 0; j < m; j++)
+            found |= !strcmp(got[i], want[j]);
+        if (!found)
+            fprintf(stderr, "%s: %s expanded, not expected\n", what, got[i]);
+        same &= found;
+    }
+    for (int j = 0; j < m; j++) {
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            found |= !strcmp(got[i], want[j]);
+        if (!found)
+            fprintf(stderr, "%s: %s expected, not expanded\n", what, want[j]);
+        same &= found;
+    }
+    return same;
+}
+
+/* ksym_btf_opts.filter_functions_path: a tracefs-style
+ * available_filter_functions the test writes for the 6.1 kernel. The
+ * oracle is the BTF as this test reads it: the FUNCs matching vfs_r*
+ * (six on 6.1), every other one of them written to the list, with a
+ * name matching the pattern that BTF does not have, a function outside
+ * the pattern and a module's line. Expanded without the list, the
+ * fentry program gets exactly the BTF's functions; with it, exactly those
+ * of them on the list: the ones left out are the BTF functions not
+ * listed. The stats say the list was read (not with addresses, not
+ * unavailable), and count vmlinux's types as the reader does. */
+static void test_filter(void)
+{
+    static const char pattern[] = "vfs_r*";
+    char btf[16][64], listed[16][64], got[16][64];
+    uint32_t types = 0;
+    int nb = btf_funcs(vmlinux, pattern, btf, 16, &types);
+    if (nb < 0)
+        fprintf(stderr, "%s: not BTF this test can read\n", vmlinux);
+    CHECK(nb >= 4);
+    if (nb < 4)
+        return;
+    char dir[] = "/tmp/ksym-filter-XXXXXX", path[64];
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        failures++;
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    int nl = 0;
+    fprintf(f, "schedule\nvfs_r_not_in_btf\n");
+    for (int i = 0; i < nb; i++)
+        if (i % 2 == 0) {
+            fprintf(f, "%s\n", btf[i]);
+            memcpy(listed[nl++], btf[i], 64);
+        }
+    fprintf(f, "xfs_file_open [xfs]\n");
+    fclose(f);
+    CHECK(nl < nb); /* some BTF function is not on the list */
+
+    KSYM_OPTS(ksym_btf_opts, fo, .vmlinux_btf_path = vmlinux, .module_btf_dir = "", .filter_functions_path = path,
+              .kallsyms_path = kallsyms);
+    KSYM_OPTS(ksym_btf_opts, no, .vmlinux_btf_path = vmlinux, .module_btf_dir = "", .filter_functions_path = "",
+              .kallsyms_path = kallsyms);
+    struct ksym_btf *with = ksym_btf_open(&fo), *without = ksym_btf_open(&no);
+    CHECK(with != NULL && without != NULL);
+    if (with && without) {
+        int n = expand_names(without, pattern, got, 16);
+        CHECK(same_names("without the list", got, n, btf, nb));
+        n = expand_names(with, pattern, got, 16);
+        CHECK(same_names("with the list", got, n, listed, nl));
+        struct ksym_btf_stats st = { .sz = sizeof(st) };
+        CHECK(ksym_btf_stats(with, &st) == 0);
+        CHECK((st.flags & KSYM_BTF_STATS_FILTER_FUNCTIONS) && !(st.flags & KSYM_BTF_STATS_FILTER_ADDRS) &&
+              !(st.flags & KSYM_BTF_STATS_FILTER_UNAVAILABLE));
+        CHECK(st.vmlinux_types == types);
+        CHECK(ksym_btf_stats(without, &st) == 0);
+        CHECK(!(st.flags & (KSYM_BTF_STATS_FILTER_FUNCTIONS | KSYM_BTF_STATS_FILTER_ADDRS |
+                            KSYM_BTF_STATS_FILTER_UNAVAILABLE)));
+        printf("  filter functions: %d of the %d BTF functions %s listed, %d expanded with the list\n", nl, nb,
+               pattern, n);
+    }
+    ksym_btf_free(with);
+    ksym_btf_free(without);
+    remove(path);
+    rmdir(dir);
+}
+
 /* The snapshot of vmlinux's checked and indexed BTF (root only): written
  * by the first open with snapshot_dir, used by the second, with the same
  * answers; KSYM_BTF_NO_SNAPSHOT neither reads nor writes it. */
@@ -293,7 +464,7 @@ int main(void)
     if (!objdir)
         objdir = "c-tests/bpf";
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no bundled kernel data");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no bundled kernel data");
         return finish("test_btf");
     }
     snprintf(btfdir, sizeof(btfdir), "%s/linux-6.1-cloud/btf", data);
@@ -303,6 +474,7 @@ int main(void)
     test_open_errors();
     test_attach();
     test_expand();
+    test_filter();
     test_snapshot();
     return finish("test_btf");
 }

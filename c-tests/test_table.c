@@ -477,7 +477,7 @@ static void test_builtin_and_sizes(void)
     /* Sizes from a vmlinux ELF (the bundled 6.1 kernel's symbol table). */
     const char *data = getenv("KSYM_TESTDATA");
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no bundled vmlinux");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no bundled vmlinux");
         return;
     }
     char kpath[512], vpath[512];

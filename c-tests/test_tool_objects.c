@@ -57,7 +57,7 @@ static struct ksym_btf *open_61(void)
     static char path[512];
     const char *data = getenv("KSYM_TESTDATA");
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no 6.1 kernel BTF");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no 6.1 kernel BTF");
         return NULL;
     }
     snprintf(path, sizeof(path), "%s/linux-6.1-cloud/btf/vmlinux", data);

@@ -1,22 +1,33 @@
 /*
- * libbpf 1.7 (build/libbpf-1.7) as the oracle of attach semantics: for
- * every program of the tracing, section and tool-style fixtures, libksym's
- * program type and expected attach type must be what
- * libbpf_prog_type_by_name() says of its section; once the object is
- * resolved in the running kernel's BTF (which never fails for a missing
- * target), every program the kernel loads with an attach BTF id has
- * exactly the id libbpf_find_vmlinux_btf_id() finds for the text of its
- * section after the `/`, or, where libbpf finds none, its own
- * KSYM_ERR_NOT_FOUND (KSYM_ERR_INVALID where the section names no
- * target: libbpf refuses to load it); no other error is tolerated, and
- * at least as many ids are found as docs/bpf-objects.md reports for the
- * kernel. Built with -std=gnu11 (libbpf's
- * headers need it).
+ * libbpf 1.7 (build/libbpf-1.7) as the oracle of attach semantics: libbpf
+ * opens each of the tracing, section and tool-style fixtures itself, and
+ * for every program it lists (matched to libksym's by name; both list the
+ * same programs) libksym's program type, expected attach type and autoload
+ * must be what libbpf gave that program from its own reading of the
+ * section. Once the object is resolved in the running kernel's BTF (which
+ * never fails for a missing target):
+ * - every program the kernel loads with an attach BTF id has exactly the
+ *   id libbpf_find_vmlinux_btf_id() finds for the text of libbpf's section
+ *   name after the `/`, or, where libbpf finds none, its own
+ *   KSYM_ERR_NOT_FOUND (KSYM_ERR_INVALID where the section names no
+ *   target: libbpf refuses to load it);
+ * - the others load whatever their target (libbpf checks it at attach,
+ *   if ever), and libksym reports only what attaching would meet: a raw_tp
+ *   program's error is KSYM_ERR_NOT_FOUND exactly when the kernel refuses
+ *   libbpf's bpf_raw_tracepoint_open() of its tracepoint with ENOENT, a
+ *   kprobe's exactly when /proc/kallsyms has no text symbol of its
+ *   function (the kprobe PMU, which would say it at attach, is not on every
+ *   kernel), and every other program's is 0.
+ * No other error is tolerated, and at least as many ids are found as
+ * docs/bpf-objects.md reports for the kernel. Built with -std=gnu11
+ * (libbpf's headers need it).
  */
 #include "../check.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <unistd.h>
 
 static const char *objdir;
 
@@ -28,74 +39,171 @@ static const char *section_target(const char *sec)
     return t && t[1] ? t + 1 : NULL;
 }
 
-static void check_object(const char *dir, const char *name, struct ksym_btf *btf, size_t *typed, size_t *ids,
-                         size_t *missing)
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    (void)level;
+    (void)fmt;
+    (void)ap;
+    return 0;
+}
+
+/* Does /proc/kallsyms list a text symbol (t, T, w, W) named `fn` (the
+ * function part of a kprobe target, before any `+offset`)? Read naively. */
+static int kallsyms_has_function(const char *target)
+{
+    char fn[256];
+    snprintf(fn, sizeof(fn), "%.*s", (int)strcspn(target, "+"), target);
+    FILE *f = fopen("/proc/kallsyms", "r");
+    char line[512], sym[256], type;
+    unsigned long long a;
+    int found = 0;
+    if (!f)
+        return -1;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && strchr("tTwW", type) && !strcmp(sym, fn);
+    fclose(f);
+    return found;
+}
+
+/* The kernel's answer to libbpf's bpf_raw_tracepoint_open() of tracepoint
+ * `name` with a program that only returns 0: 0 (attached, and detached at
+ * once) or a negative errno. */
+static int raw_tp_open(const char *name)
+{
+    static int prog = -1;
+    if (prog < 0) {
+        struct bpf_insn insns[2] = {
+            { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+            { .code = BPF_JMP | BPF_EXIT },
+        };
+        prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "ksym_oracle", "GPL", insns, 2, NULL);
+        if (prog < 0)
+            return prog;
+    }
+    int fd = bpf_raw_tracepoint_open(name, prog);
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
+}
+
+struct counts {
+    size_t typed, ids, missing, at_attach, attach_missing;
+};
+
+static void check_object(const char *dir, const char *name, struct ksym_btf *btf, struct counts *c)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     struct ksym_bpf_object *o = ksym_bpf_object_open(path);
     CHECK(o != NULL);
-    if (!o)
+    struct bpf_object *lb = bpf_object__open_file(path, NULL);
+    if (!lb)
+        fprintf(stderr, "%s: libbpf cannot open it (%d)\n", path, -errno);
+    CHECK(lb != NULL);
+    if (!o || !lb) {
+        ksym_bpf_object_free(o);
+        bpf_object__close(lb);
         return;
+    }
     /* A target this kernel lacks fails its program, never the object. */
     CHECK(ksym_bpf_object_resolve_btf(o, btf) == 0);
-    size_t n = ksym_bpf_object_program_count(o);
-    for (size_t i = 0; i < n; i++) {
-        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+    size_t n = 0;
+    struct bpf_program *lp;
+    bpf_object__for_each_program(lp, lb)
+    {
+        n++;
+        const char *pname = bpf_program__name(lp), *sec = bpf_program__section_name(lp);
+        size_t i;
+        if (ksym_bpf_object_find_program(o, pname, &i) != 0) {
+            fprintf(stderr, "%s: libbpf's program %s (%s) is not libksym's\n", name, pname, sec);
+            CHECK(0);
+            continue;
+        }
         struct ksym_bpf_attach a = { .sz = sizeof(a) };
-        CHECK(ksym_bpf_program_info(o, i, &p) == 0);
+        /* libbpf leaves `?` sections' programs out of the load. */
+        CHECK(ksym_bpf_program_autoload(o, i) == bpf_program__autoload(lp));
         /* Autoload on, so that every program's error is returned. */
         CHECK(ksym_bpf_program_set_autoload(o, i, true) == 0);
         int rc = ksym_bpf_program_attach_info(o, i, &a);
         CHECK(rc == a.error);
-        enum bpf_prog_type pt = 0;
-        enum bpf_attach_type at = 0;
-        libbpf_set_print(NULL);
-        /* libbpf forgets a leading `?` (autoload off) when it opens. */
-        const char *sec = p.section[0] == '?' ? p.section + 1 : p.section;
-        if (libbpf_prog_type_by_name(sec, &pt, &at) != 0) {
-            if (a.prog_type != 0)
-                fprintf(stderr, "%s: libbpf does not know section %s, libksym says type %u\n", p.name, p.section,
-                        a.prog_type);
+        /* libbpf's own type and expected attach type for its program, from
+         * its section table; UNSPEC for a section it does not know. */
+        enum bpf_prog_type pt = bpf_program__type(lp);
+        enum bpf_attach_type at = bpf_program__expected_attach_type(lp);
+        if (pt == BPF_PROG_TYPE_UNSPEC) {
+            if (a.prog_type != 0 || rc != 0)
+                fprintf(stderr, "%s: libbpf does not know section %s, libksym says type %u (%d)\n", pname, sec,
+                        a.prog_type, rc);
             CHECK(a.prog_type == 0 && rc == 0);
             continue;
         }
         if (a.prog_type != pt || a.expected_attach_type != at)
-            fprintf(stderr, "%s (%s): libbpf %d/%d, libksym %u/%u\n", p.name, p.section, pt, at, a.prog_type,
+            fprintf(stderr, "%s (%s): libbpf %d/%d, libksym %u/%u\n", pname, sec, pt, at, a.prog_type,
                     a.expected_attach_type);
         CHECK(a.prog_type == (uint32_t)pt && a.expected_attach_type == (uint32_t)at);
-        (*typed)++;
+        c->typed++;
         /* What libbpf resolves at load, for the programs the kernel loads
          * with attach_btf_id (SEC_ATTACH_BTF: tracing, lsm); struct_ops
          * take theirs from a map, freplace from a program. */
         int by_btf = (pt == BPF_PROG_TYPE_TRACING || pt == BPF_PROG_TYPE_LSM);
         CHECK(!!(a.flags & KSYM_ATTACH_TARGET_AT_LOAD) ==
               (by_btf || pt == BPF_PROG_TYPE_EXT || pt == BPF_PROG_TYPE_STRUCT_OPS));
-        if (!by_btf)
-            continue;
         const char *target = section_target(sec);
+        if (!by_btf) {
+            /* Loaded whatever the target; what attaching would meet. */
+            int want = 0;
+            const char *oracle = "nothing to resolve before attach";
+            if (target && pt == BPF_PROG_TYPE_RAW_TRACEPOINT) {
+                int err = raw_tp_open(target);
+                if (err != 0 && err != -ENOENT)
+                    fprintf(stderr, "%s: bpf_raw_tracepoint_open(%s): %s\n", pname, target, strerror(-err));
+                CHECK(err == 0 || err == -ENOENT);
+                want = err ? KSYM_ERR_NOT_FOUND : 0;
+                oracle = err ? "the kernel: no such raw tracepoint" : "the kernel attached it";
+                c->at_attach++;
+            } else if (target && (!strncmp(sec, "kprobe/", 7) || !strncmp(sec, "kretprobe/", 10))) {
+                int has = kallsyms_has_function(target);
+                CHECK(has >= 0);
+                want = has ? 0 : KSYM_ERR_NOT_FOUND;
+                oracle = has ? "in /proc/kallsyms" : "not in /proc/kallsyms";
+                c->at_attach++;
+            }
+            if (rc != want)
+                fprintf(stderr, "%s (%s): libksym %d (%s), want %d (%s)\n", pname, sec, rc,
+                        a.error_message ? a.error_message : "", want, oracle);
+            CHECK(rc == want);
+            c->attach_missing += want != 0;
+            continue;
+        }
         if (!target) {
             /* libbpf: "no BTF-based attach target is specified" (-EINVAL)
              * unless the loader sets one. */
             if (rc != KSYM_ERR_INVALID)
-                fprintf(stderr, "%s (%s): no target, libksym says %d\n", p.name, p.section, rc);
+                fprintf(stderr, "%s (%s): no target, libksym says %d\n", pname, sec, rc);
             CHECK(rc == KSYM_ERR_INVALID && a.attach_btf_id == 0);
-            (*missing)++;
+            c->missing++;
             continue;
         }
-        /* libbpf asked about the section's own text. */
+        /* libbpf asked about its own section's text. */
         int id = libbpf_find_vmlinux_btf_id(target, at);
         if (id < 0 ? rc != KSYM_ERR_NOT_FOUND || a.attach_btf_id != 0 : rc != 0 || id != (int)a.attach_btf_id)
-            fprintf(stderr, "%s -> %s: libbpf id %d, libksym %u (%d: %s)\n", p.name, target, id, a.attach_btf_id,
+            fprintf(stderr, "%s -> %s: libbpf id %d, libksym %u (%d: %s)\n", pname, target, id, a.attach_btf_id,
                     rc, a.error_message ? a.error_message : "");
         if (id < 0) {
             CHECK(rc == KSYM_ERR_NOT_FOUND && a.attach_btf_id == 0);
-            (*missing)++;
+            c->missing++;
         } else {
             CHECK(rc == 0 && id == (int)a.attach_btf_id && a.module && !strcmp(a.module, "vmlinux"));
-            (*ids)++;
+            c->ids++;
         }
     }
+    /* The same programs: each of libbpf's is one of libksym's, and there
+     * are as many. */
+    if (n != ksym_bpf_object_program_count(o))
+        fprintf(stderr, "%s: libbpf lists %zu programs, libksym %zu\n", name, n, ksym_bpf_object_program_count(o));
+    CHECK(n == ksym_bpf_object_program_count(o));
+    bpf_object__close(lb);
     ksym_bpf_object_free(o);
 }
 
@@ -109,24 +217,28 @@ int main(void)
         KERNEL_SKIP("no kernel BTF: %s", ksym_last_error_message());
         return finish("test_libbpf_oracle");
     }
-    size_t typed = 0, ids = 0, missing = 0;
+    libbpf_set_print(quiet);
+    struct counts c = { 0 };
     const char *objects[] = { "sections.bpf.o", "trace.bpf.o",  "alternatives.bpf.o", "placeholders.bpf.o",
                               "guards.bpf.o",   "kversion.bpf.o", "optional.bpf.o",   "twins.bpf.o" };
     for (size_t k = 0; k < sizeof(objects) / sizeof(objects[0]); k++)
-        check_object(objdir, objects[k], btf, &typed, &ids, &missing);
-    check_object("tools/bpf", "count.bpf.o", btf, &typed, &ids, &missing);
-    printf("  %zu program types, %zu attach BTF ids and %zu missing targets as libbpf %s gives them\n", typed, ids,
-           missing, libbpf_version_string());
+        check_object(objdir, objects[k], btf, &c);
+    check_object("tools/bpf", "count.bpf.o", btf, &c);
+    printf("  %zu program types, %zu attach BTF ids and %zu missing targets as libbpf %s gives them; "
+           "%zu targets met at attach (kprobe, raw_tp), %zu missing, as the kernel gives them\n",
+           c.typed, c.ids, c.missing, libbpf_version_string(), c.at_attach, c.attach_missing);
     /* 46 typed programs, 35 of them attached by BTF id, whatever the
      * kernel; 26 ids and 9 missing (docs/bpf-objects.md reports it), one
      * id fewer on a kernel without the sched_prepare_exec tracepoint
-     * (before 6.10; libbpf says which). The floor catches an id lost by
-     * both sides, which the comparison above cannot see. */
-    libbpf_set_print(NULL);
+     * (before 6.10; libbpf says which). Of the 11 others, 2 kprobes and
+     * 4 raw_tp programs name a target (1 no kernel has:
+     * dummy_raw_tracepoint). The floor catches an id lost by both sides,
+     * which the comparison above cannot see. */
     size_t floor = libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) >= 0 ? 26 : 25;
-    if (ids < floor)
-        fprintf(stderr, "%zu attach BTF ids, %zu expected on this kernel\n", ids, floor);
-    CHECK(typed == 46 && ids + missing == 35 && ids >= floor);
+    if (c.ids < floor)
+        fprintf(stderr, "%zu attach BTF ids, %zu expected on this kernel\n", c.ids, floor);
+    CHECK(c.typed == 46 && c.ids + c.missing == 35 && c.ids >= floor);
+    CHECK(c.at_attach == 6 && c.attach_missing >= 1);
     ksym_btf_free(btf);
     return finish("test_libbpf_oracle");
 }

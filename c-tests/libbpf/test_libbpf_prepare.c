@@ -531,7 +531,7 @@ int main(int argc, char **argv)
     else if (data)
         snprintf(dir, sizeof(dir), "%s/bpf-selftests-6.1", data);
     else {
-        SKIP("KSYM_TESTDATA not set: no corpus");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no corpus");
         return finish("test_libbpf_prepare");
     }
     libbpf_set_print(quiet);

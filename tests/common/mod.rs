@@ -83,7 +83,9 @@ impl Drop for TempDir {
 /// machine is expected to have: a skip for one of those is a failure.
 /// `KSYM_REQUIRE_KERNEL=1` and `KSYM_REQUIRE_FENTRY=1` are the older
 /// spellings of `kernel` and `fentry`. The C tests read the same variable
-/// (`c-tests/check.h`: `NEED_SKIP`).
+/// the same way (`c-tests/check.h`: `NEED_SKIP`), with one need more,
+/// `data` (their `KSYM_TESTDATA`): these tests read `tests/data` directly
+/// and fail when it is missing, so they have no data skip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Need {
     /// Root, bpf(), real addresses in /proc/kallsyms, /sys/kernel/btf/vmlinux.
