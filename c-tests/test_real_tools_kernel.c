@@ -585,7 +585,7 @@ int main(void)
     const char *data = getenv("KSYM_TESTDATA");
     static char dir[512];
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no libbpf-tools objects");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no libbpf-tools objects");
         return finish("test_real_tools_kernel");
     }
     snprintf(dir, sizeof(dir), "%s/libbpf-tools-0.26", data);

@@ -228,7 +228,7 @@ int main(void)
     const char *data = getenv("KSYM_TESTDATA");
     char dir[512];
     if (!data) {
-        SKIP("KSYM_TESTDATA not set: no corpus");
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no corpus");
         return finish("test_libbpf_vars");
     }
     libbpf_set_print(quiet);
