@@ -117,6 +117,6 @@ int main(void)
 #endif
     for (int i = 0; i < n_unchecked; i++)
         printf("not checked (the installed <linux/bpf.h> is older): %s\n", unchecked[i]);
-    puts("bpf_attr layouts match <linux/bpf.h>");
+    puts("bpf_attr and perf_event_attr layouts match <linux/bpf.h> and <linux/perf_event.h>");
     return 0;
 }

@@ -88,6 +88,20 @@ impl Object {
     /// Sets variable `name` of a data section to `value` (exactly its
     /// size) in its map's initial value, before the loader creates that
     /// map.
+    ///
+    /// ```
+    /// use ksym::bpf::Object;
+    ///
+    /// // c-tests/bpf/aliases.bpf.o: `const volatile __u64 magic` in .rodata.
+    /// let mut o = Object::open(concat!(env!("CARGO_MANIFEST_DIR"), "/c-tests/bpf/aliases.bpf.o").as_ref())?;
+    /// o.set_var(b"magic", &42u64.to_ne_bytes())?;
+    /// let v = &o.vars()[o.find_var(b"magic")?];
+    /// let rodata = o.maps()[v.map].initial_value.as_deref().unwrap();
+    /// assert_eq!(&rodata[v.offset..v.offset + v.size], &42u64.to_ne_bytes());
+    /// // Not its size: refused, nothing written.
+    /// assert!(o.set_var(b"magic", &[1, 2, 3, 4]).is_err());
+    /// # Ok::<(), ksym::Error>(())
+    /// ```
     pub fn set_var(&mut self, name: &[u8], value: &[u8]) -> Result<()> {
         let v = self.vars[self.find_var(name)?].clone();
         let m = self.writable_data_map(v.map)?;
