@@ -98,13 +98,15 @@ $(BUILD)/count_bpf.h: tools/bpf/count.bpf.o
 
 # Real kernel data (tests/data/*.gz) unpacked for the demo and the bench.
 testdata: $(BUILD)/testdata/.stamp
-$(BUILD)/testdata/.stamp: $(shell find tests/data -name '*.gz') tests/data/bpf-selftests-6.1/objects.tar.xz
+$(BUILD)/testdata/.stamp: $(shell find tests/data -name '*.gz' -o -name '*.tar.xz')
 	@for f in $$(cd tests/data && find . -name '*.gz'); do \
 	    mkdir -p $(BUILD)/testdata/$$(dirname $$f); \
 	    gzip -dc tests/data/$$f > $(BUILD)/testdata/$${f%.gz}; \
 	done
-	@rm -rf $(BUILD)/testdata/bpf-selftests-6.1 && mkdir -p $(BUILD)/testdata/bpf-selftests-6.1 && \
-	    xz -dc tests/data/bpf-selftests-6.1/objects.tar.xz | tar -xf - -C $(BUILD)/testdata/bpf-selftests-6.1
+	@for d in $$(cd tests/data && find . -name objects.tar.xz | xargs -n1 dirname); do \
+	    rm -rf $(BUILD)/testdata/$$d && mkdir -p $(BUILD)/testdata/$$d && \
+	    xz -dc tests/data/$$d/objects.tar.xz | tar -xf - -C $(BUILD)/testdata/$$d || exit 1; \
+	done
 	@touch $@
 
 header:

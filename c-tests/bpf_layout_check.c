@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include <linux/version.h>
 #include "../tools/bpf_loader.h"
 
@@ -53,6 +54,20 @@ CHK_INFO(btf_id);
 CHK_INFO(run_time_ns);
 CHK_INFO(run_cnt);
 _Static_assert(sizeof(struct ksym_bpf_insn) == sizeof(struct bpf_insn), "struct bpf_insn");
+#define CHK_PERF(f) \
+    _Static_assert(offsetof(struct kl_perf_event_attr, f) == offsetof(struct perf_event_attr, f), "kl_perf_event_attr." #f)
+CHK_PERF(config);
+CHK_PERF(read_format);
+CHK_PERF(wakeup_events);
+CHK_PERF(bp_type);
+CHK_PERF(config1);
+CHK_PERF(config2);
+_Static_assert(sizeof(struct kl_perf_event_attr) == PERF_ATTR_SIZE_VER1, "kl_perf_event_attr size");
+_Static_assert(PERF_TYPE_TRACEPOINT == KL_PERF_TYPE_TRACEPOINT && PERF_FLAG_FD_CLOEXEC == KL_PERF_FLAG_FD_CLOEXEC,
+               "perf constants");
+_Static_assert(PERF_EVENT_IOC_ENABLE == KL_PERF_EVENT_IOC_ENABLE && PERF_EVENT_IOC_SET_BPF == KL_PERF_EVENT_IOC_SET_BPF,
+               "perf ioctls");
+_Static_assert(BPF_PROG_TYPE_KPROBE == KL_PROG_KPROBE && BPF_PROG_TYPE_TRACEPOINT == KL_PROG_TRACEPOINT, "prog types");
 _Static_assert(BPF_PROG_TYPE_SOCKET_FILTER == KL_PROG_SOCKET_FILTER, "prog type");
 _Static_assert(BPF_PROG_TYPE_TRACING == KL_PROG_TRACING && BPF_PROG_TYPE_LSM == KL_PROG_LSM, "prog types");
 _Static_assert(BPF_PROG_TYPE_RAW_TRACEPOINT == KL_PROG_RAW_TRACEPOINT, "prog type");
@@ -102,6 +117,6 @@ int main(void)
 #endif
     for (int i = 0; i < n_unchecked; i++)
         printf("not checked (the installed <linux/bpf.h> is older): %s\n", unchecked[i]);
-    puts("bpf_attr layouts match <linux/bpf.h>");
+    puts("bpf_attr and perf_event_attr layouts match <linux/bpf.h> and <linux/perf_event.h>");
     return 0;
 }

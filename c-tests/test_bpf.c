@@ -191,6 +191,44 @@ static void test_errors(void)
     CHECK(ksym_bpf_object_find_map(NULL, "x", &x) == KSYM_ERR_INVALID);
     ksym_bpf_object_free(NULL);
 
+    /* Variables: NULL for each pointer, an index past the last, an
+     * unknown name listing the ones there are (aliases.bpf.o: seed in
+     * .data, magic in .rodata, counter in .bss, 8 bytes each). */
+    uint64_t v8 = 0x1122334455667788ull;
+    CHECK(ksym_bpf_object_var_count(NULL) == 0 && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_var_info(NULL, 0, NULL) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_find_var(NULL, "seed", &x) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_set_var(NULL, "seed", &v8, 8) == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_map_set_initial_value(NULL, 0, &v8, 8) == KSYM_ERR_INVALID);
+    struct ksym_bpf_object *vo = open_obj("aliases.bpf.o");
+    CHECK(vo != NULL);
+    if (vo) {
+        struct ksym_bpf_var_info vi = { .sz = sizeof(vi) };
+        size_t nv = ksym_bpf_object_var_count(vo);
+        CHECK(nv == 3);
+        CHECK(ksym_bpf_var_info(vo, 0, NULL) == KSYM_ERR_INVALID);
+        CHECK(ksym_bpf_var_info(vo, nv, &vi) == KSYM_ERR_NOT_FOUND);
+        CHECK(ksym_bpf_object_find_var(vo, NULL, &x) == KSYM_ERR_INVALID);
+        CHECK(ksym_bpf_object_find_var(vo, "seed", NULL) == KSYM_ERR_INVALID);
+        CHECK(ksym_bpf_object_find_var(vo, "nope", &x) == KSYM_ERR_NOT_FOUND);
+        CHECK_MSG("variables: .data`seed, .rodata`magic, .bss`counter");
+        CHECK(ksym_bpf_object_set_var(vo, NULL, &v8, 8) == KSYM_ERR_INVALID);
+        CHECK(ksym_bpf_object_set_var(vo, "seed", NULL, 8) == KSYM_ERR_INVALID);
+        CHECK(ksym_bpf_object_set_var(vo, "seed", &v8, 4) == KSYM_ERR_INVALID);
+        CHECK_MSG("variable `seed` of `.data` is 8 bytes, not 4");
+        CHECK(ksym_bpf_map_set_initial_value(vo, 0, NULL, 8) == KSYM_ERR_INVALID);
+        CHECK(ksym_bpf_map_set_initial_value(vo, 99, &v8, 8) == KSYM_ERR_NOT_FOUND);
+        /* `counter` in .bss: .bss gets an initial value holding it. */
+        struct ksym_bpf_map_info mi = { .sz = sizeof(mi) };
+        size_t bss = 0;
+        CHECK(ksym_bpf_object_find_map(vo, ".bss", &bss) == 0 && ksym_bpf_map_info(vo, bss, &mi) == 0);
+        CHECK(mi.initial_value == NULL);
+        CHECK(ksym_bpf_object_set_var(vo, "counter", &v8, 8) == 0);
+        CHECK(ksym_bpf_map_info(vo, bss, &mi) == 0 && mi.initial_value_size == 8 && mi.initial_value &&
+              !memcmp(mi.initial_value, &v8, 8));
+        ksym_bpf_object_free(vo);
+    }
+
     /* Malformed objects, from memory: truncated, wrong machine, a relocation
      * moved onto an instruction that is not ld_imm64. */
     char *buf = slurp("aliases.bpf.o", &len);

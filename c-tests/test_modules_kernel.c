@@ -192,6 +192,49 @@ static void test_kprobes(struct ksym_btf *btf, const char *objdir, int pmu)
     ksym_bpf_object_free(o);
 }
 
+/* trace.bpf.o's `kprobe/do_nanosleep+0x4`: the offset is reported
+ * (ksym_bpf_attach.target_offset) and kl_attach puts the probe there. The
+ * kernel says where its probe is: /sys/kernel/debug/kprobes/list names it
+ * `do_nanosleep+0x4`; or, where +4 is not an instruction boundary, the
+ * kernel refuses the probe point (EILSEQ), which it never does at +0:
+ * either way the offset reached it. */
+static void test_kprobe_offset(struct ksym_btf *btf, const char *objdir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/trace.bpf.o", objdir);
+    struct ksym_bpf_object *o = ksym_bpf_object_open(path);
+    CHECK(o != NULL);
+    if (!o)
+        return;
+    struct kl_loaded l;
+    char why[4096];
+    size_t i = (size_t)-1;
+    CHECK(ksym_bpf_object_find_program(o, "on_kprobe", &i) == 0);
+    int err = kl_prepare(o, NULL, btf, &l, why, sizeof(why));
+    CHECK(err == 0);
+    struct ksym_bpf_attach at = { .sz = sizeof(at) };
+    CHECK(ksym_bpf_program_attach_info(o, i, &at) == 0);
+    CHECK(at.target && !strcmp(at.target, "do_nanosleep") && at.target_offset == 4);
+    if (!err && kl_load_prog(o, &l, i, NULL) >= 0) {
+        int link = kl_attach(o, &l, i);
+        int listed = 0;
+        FILE *f = fopen("/sys/kernel/debug/kprobes/list", "r");
+        char line[512];
+        while (link >= 0 && f && fgets(line, sizeof(line), f))
+            listed |= strstr(line, " do_nanosleep+0x4") != NULL;
+        if (f)
+            fclose(f);
+        printf("  kprobe/do_nanosleep+0x4: %s\n",
+               link >= 0 ? (listed ? "listed by the kernel at do_nanosleep+0x4" : "attached, not listed")
+                         : strerror(-link));
+        CHECK((link >= 0 && listed) || link == -EILSEQ);
+    } else {
+        CHECK(0);
+    }
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     const char *objdir = getenv("KSYM_BPF_OBJECTS");
@@ -231,6 +274,7 @@ int main(void)
         test_kprobes(btf, objdir, pmu);
         CHECK(system("ip link del ksymdummy0") == 0);
     }
+    test_kprobe_offset(btf, objdir);
     ksym_btf_free(btf);
     return finish("test_modules_kernel");
 }

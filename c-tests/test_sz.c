@@ -30,11 +30,12 @@
  *   ksym_bpf_program_info 48, ksym_bpf_map_info 64, ksym_bpf_extern_info
  *   32, ksym_bpf_reloc 48 (8178f02); ksym_btf_opts 56, ksym_btf_type 40,
  *   ksym_btf_stats 40, ksym_bpf_attach 56 (9f9add8); ksym_bpf_map_slot 24
- *   (cef55a3).
+ *   (cef55a3); ksym_bpf_var_info 48 (its first version is the current).
  * ksym_table_stats, ksym_module_info, ksym_cache_stats, ksym_bpf_map_slot,
  * ksym_bpf_program_info and ksym_btf_type never grew (table_stats' and
  * module_info's padding was later named `reserved`, same offsets);
- * ksym_btf_stats grew to 48 (trampoline_refused, 18c62a7). The C API
+ * ksym_btf_stats grew to 48 (trampoline_refused, 18c62a7); ksym_bpf_attach
+ * to 72 (error, error_message) and 80 (target_offset). The C API
  * contract (../shared/c-api.md) lists ksym_btf_opts without the
  * kallsyms_path that its first header already had: that 48-byte prefix is
  * tried as well (CONTRACT_KSYM_BTF_OPTS_SZ). Each v1 field must keep its
@@ -309,6 +310,7 @@ static void check_layouts(void)
     CHECK(sizeof(struct v1_ksym_bpf_attach) == 56 && CONTRACT_KSYM_BTF_OPTS_SZ == 48);
     CHECK(sizeof(struct ksym_table_stats) == 72 && sizeof(struct ksym_module_info) == 48);
     CHECK(sizeof(struct ksym_cache_stats) == 56 && sizeof(struct ksym_bpf_map_slot) == 24);
+    CHECK(sizeof(struct ksym_bpf_var_info) == 48 && sizeof(struct ksym_bpf_attach) == 80);
 }
 
 static void free_table(void *t) { ksym_table_free(t); }
@@ -376,6 +378,9 @@ int main(void)
                   ksym_bpf_program_reloc(o, 0, 0, (void *)buf));
         CHECK_OUT("ksym_bpf_program_attach_info", sizeof(struct ksym_bpf_attach), sizeof(struct v1_ksym_bpf_attach),
                   ksym_bpf_program_attach_info(o, 0, (void *)buf));
+        CHECK(ksym_bpf_object_var_count(o) > 0);
+        CHECK_OUT("ksym_bpf_var_info", sizeof(struct ksym_bpf_var_info), sizeof(struct ksym_bpf_var_info),
+                  ksym_bpf_var_info(o, 0, (void *)buf));
         ksym_bpf_object_free(o);
     }
     o = ksym_bpf_object_open("c-tests/bpf/slots.bpf.o");

@@ -1545,6 +1545,119 @@ int ksym_bpf_extern_info(const struct ksym_bpf_object *obj,
                          struct ksym_bpf_extern_info *out);
 
 /* ===========================================================================
+ * Variables of a BPF object's data sections (`.rodata`, `.data`, `.bss`
+ * and their `.name` variants): where each lives in its section's map, and
+ * how a loader sets them before it creates that map, as a libbpf
+ * skeleton's `obj->rodata->targ_pid = pid` does. A tool's options are
+ * often `const volatile` variables in `.rodata`, which the verifier reads
+ * as constants: set them here, then create the map from
+ * `ksym_bpf_map_info.initial_value` (docs/bpf-objects.md, "Variables").
+ * ======================================================================== */
+
+/**
+ * The variable is global (`BTF_VAR_GLOBAL_ALLOCATED`): not `static`, not
+ * hidden (`ksym_bpf_var_info.flags`).
+ */
+#define KSYM_BPF_VAR_GLOBAL 1
+
+/**
+ * Number of variables in the object's data sections, by map, then offset.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ */
+size_t ksym_bpf_object_var_count(const struct ksym_bpf_object *obj);
+
+/**
+ * A variable of a data section (output struct: set `sz`).
+ */
+struct ksym_bpf_var_info {
+    /**
+     * sizeof(struct ksym_bpf_var_info), set by the caller.
+     */
+    size_t sz;
+    const char *name;
+    /**
+     * The data section's map (ksym_bpf_map_info: its name is the section's).
+     */
+    size_t map;
+    /**
+     * Where it is in the map's value, in bytes, as the object's BTF
+     * places it (offsets from the ELF where clang left them zero, as libbpf
+     * fixes them).
+     */
+    size_t offset;
+    size_t size;
+    /**
+     * Its type in the object's BTF (ksym_bpf_object_btf).
+     */
+    uint32_t btf_type_id;
+    /**
+     * KSYM_BPF_VAR_*.
+     */
+    uint32_t flags;
+};
+
+/**
+ * Describes variable `var` (set out->sz first).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `out` is NULL or points to a writable struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_var_info(const struct ksym_bpf_object *obj, size_t var, struct ksym_bpf_var_info *out);
+
+/**
+ * Finds a variable by name. KSYM_ERR_NOT_FOUND lists the object's
+ * variables; KSYM_ERR_AMBIGUOUS when `static` variables of several data
+ * sections share the name (set the section with
+ * ksym_bpf_map_set_initial_value then).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `name` is NULL or a NUL-terminated string; `var` is NULL or points to a writable `size_t`.
+ */
+int ksym_bpf_object_find_var(const struct ksym_bpf_object *obj, const char *name, size_t *var);
+
+/**
+ * Sets variable `name` to the `size` bytes at `value` (`size` must be the
+ * variable's) in its map's initial value, which ksym_bpf_map_info then
+ * gives: call it before creating that map (after
+ * ksym_bpf_object_set_map_fd it is KSYM_ERR_INVALID). A `.bss` variable
+ * gives `.bss` an initial value (zero elsewhere), which the loader writes
+ * with BPF_MAP_UPDATE_ELEM as for any data section. Not for `.kconfig`
+ * externs, which ksym_bpf_object_resolve_btf fills in.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `name` is NULL or a NUL-terminated string; `value` is NULL or readable for `size` bytes.
+ */
+int ksym_bpf_object_set_var(struct ksym_bpf_object *obj,
+                            const char *name,
+                            const void *value,
+                            size_t size);
+
+/**
+ * Sets the whole initial value of data-section map `map` (`size` must be
+ * its value size), before creating it, as libbpf's
+ * bpf_map__set_initial_value; KSYM_ERR_INVALID for a map that is not a
+ * data section's (`.maps` maps, `.kconfig`) or was created already.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `data` is NULL or readable for `size` bytes.
+ */
+int ksym_bpf_map_set_initial_value(struct ksym_bpf_object *obj,
+                                   size_t map,
+                                   const void *data,
+                                   size_t size);
+
+/* ===========================================================================
  * Attach targets. `ksym_bpf_object_resolve_btf` resolves all of an object
  * that needs the kernel's BTF (attach targets, CO-RE, typed ksyms,
  * kfuncs, `.kconfig`); each program and alias then says where it
@@ -1637,6 +1750,14 @@ struct ksym_bpf_attach {
      * (resolve_btf, set_attach_target) or the object is freed.
      */
     const char *error_message;
+    /**
+     * A kprobe section's offset into its function (`kprobe/func+0x10`:
+     * 0x10, read as libbpf reads it), where the probe goes (the kprobe
+     * PMU's probe_offset); 0 otherwise, and for a target set with
+     * ksym_bpf_program_set_attach_target. A `kretprobe` section with an
+     * offset is the program's error (libbpf refuses to attach it).
+     */
+    uint64_t target_offset;
 };
 
 /**

@@ -15,8 +15,10 @@
 //!   same, remembered until the modules change.
 //! - [`KernelBtf`]: the kernel's BTF, vmlinux and modules
 //!   ([`BtfOptions`]), and attach targets ([`Target`], [`TargetKind`]).
-//! - [`bpf::Object`]: a BPF ELF object: its programs (with aliases), maps
-//!   and externs, resolved and relocated for loading.
+//! - [`bpf::Object`]: a BPF ELF object: its programs (with aliases), maps,
+//!   data-section variables ([`bpf::Var`], set before the maps are
+//!   created: a tool's options) and externs, resolved and relocated for
+//!   loading.
 //! - [`Error`]: every failure, with its [`ErrorKind`] (the C error codes)
 //!   and a message that says what to do.
 //!

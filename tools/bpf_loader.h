@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,6 +46,8 @@ enum {
 
 /* enum bpf_prog_type values the loader treats specially. */
 #define KL_PROG_SOCKET_FILTER 1
+#define KL_PROG_KPROBE 2
+#define KL_PROG_TRACEPOINT 5
 #define KL_PROG_RAW_TRACEPOINT 17
 #define KL_PROG_RAW_TRACEPOINT_WRITABLE 24
 #define KL_PROG_TRACING 26
@@ -63,6 +66,20 @@ enum {
 /* prog_flags */
 #define KL_F_SLEEPABLE (1U << 4)
 #define KL_F_XDP_HAS_FRAGS (1U << 5)
+
+/* struct perf_event_attr up to config2 (PERF_ATTR_SIZE_VER1), for the
+ * kprobe and tracepoint events programs attach to; its bit fields are one
+ * u64 here (c-tests/bpf_layout_check.c checks the offsets). */
+struct kl_perf_event_attr {
+    uint32_t type, size;
+    uint64_t config, sample_period, sample_type, read_format, flags;
+    uint32_t wakeup_events, bp_type;
+    uint64_t config1, config2;
+};
+#define KL_PERF_TYPE_TRACEPOINT 2
+#define KL_PERF_FLAG_FD_CLOEXEC (1UL << 3)
+#define KL_PERF_EVENT_IOC_ENABLE 0x2400u      /* _IO('$', 0) */
+#define KL_PERF_EVENT_IOC_SET_BPF 0x40042408u /* _IOW('$', 8, __u32) */
 
 struct kl_map_create {
     uint32_t map_type, key_size, value_size, max_entries, map_flags, inner_map_fd, numa_node;
@@ -676,13 +693,93 @@ static inline int kl_load(struct ksym_bpf_object *obj, struct ksym_cache *cache,
     return failed ? 1 : 0;
 }
 
+/* The first number of a sysfs or tracefs file read with `fmt` (one
+ * conversion); -1 if unreadable. */
+static inline int kl_read_int(const char *path, const char *fmt)
+{
+    FILE *f = fopen(path, "r");
+    int v = -1;
+    if (f) {
+        if (fscanf(f, fmt, &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* The tracefs directory that has events/ (/sys/kernel/tracing, else
+ * debugfs' tracing/), or NULL when neither is mounted. */
+static inline const char *kl_tracefs(void)
+{
+    static const char *const roots[2] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+    char path[64];
+    for (int r = 0; r < 2; r++) {
+        snprintf(path, sizeof(path), "%s/events", roots[r]);
+        if (access(path, F_OK) == 0)
+            return roots[r];
+    }
+    return NULL;
+}
+
+/* A perf event of `type` and `config`s (config1, config2: a kprobe's
+ * function name and offset) with BPF program `prog_fd` on it,
+ * enabled: the attachment lives as long as the returned fd. -errno if not. */
+static inline int kl_perf_attach(uint32_t type, uint64_t config, uint64_t config1, uint64_t config2, int prog_fd)
+{
+    struct kl_perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.type = type;
+    a.size = sizeof(a);
+    a.config = config;
+    a.config1 = config1;
+    a.config2 = config2;
+    long fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, KL_PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (ioctl((int)fd, KL_PERF_EVENT_IOC_SET_BPF, prog_fd) != 0 || ioctl((int)fd, KL_PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        int err = -errno;
+        close((int)fd);
+        return err;
+    }
+    return (int)fd;
+}
+
+/* A kprobe (a kretprobe when `ret`) on kernel function `func` at
+ * `offset` through the kprobe PMU (/sys/bus/event_source/devices/kprobe,
+ * Linux 4.17+), as libbpf's bpf_program__attach_kprobe; -errno if not. */
+static inline int kl_attach_kprobe(const char *func, uint64_t offset, int ret, int prog_fd)
+{
+    int pmu = kl_read_int("/sys/bus/event_source/devices/kprobe/type", "%d");
+    int bit = ret ? kl_read_int("/sys/bus/event_source/devices/kprobe/format/retprobe", "config:%d") : 0;
+    if (pmu < 0 || bit < 0 || bit > 63)
+        return -EOPNOTSUPP;
+    return kl_perf_attach((uint32_t)pmu, ret ? 1ull << bit : 0, (uint64_t)(uintptr_t)func, offset, prog_fd);
+}
+
+/* Tracepoint `category/name` (its tracefs id); -errno if not. */
+static inline int kl_attach_tracepoint(const char *tp, int prog_fd)
+{
+    const char *root = kl_tracefs();
+    char path[512];
+    if (!root)
+        return -ENOENT;
+    snprintf(path, sizeof(path), "%s/events/%s/id", root, tp);
+    int id = kl_read_int(path, "%d");
+    if (id < 0)
+        return -ENOENT;
+    return kl_perf_attach(KL_PERF_TYPE_TRACEPOINT, (uint64_t)id, 0, 0, prog_fd);
+}
+
 /*
  * Attaches loaded program `i` where its attach info says: raw tracepoints
  * by name, BTF-attached programs (fentry, fexit, tp_btf, lsm...) to their
  * BTF target (BPF_RAW_TRACEPOINT_OPEN with no name, which every kernel
- * with BTF attach has; BPF_LINK_CREATE as a second try). Stores the link
- * fd in l->link_fds[i] and returns it, or -errno (-EOPNOTSUPP for types
- * this loader does not attach).
+ * with BTF attach has; BPF_LINK_CREATE as a second try), kprobes and
+ * kretprobes to their function by name and offset (the kprobe PMU), tracepoints to
+ * the `category/name` their section names after `tracepoint/` or `tp/`
+ * (tracefs must be mounted). Stores the link (or perf event) fd in
+ * l->link_fds[i] and returns it, or -errno (-EOPNOTSUPP for types this
+ * loader does not attach).
  */
 static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i)
 {
@@ -692,7 +789,18 @@ static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, si
     if (ksym_bpf_program_attach_info(obj, i, &at) != 0)
         return ksym_last_error();
     long fd;
-    if (at.prog_type == KL_PROG_RAW_TRACEPOINT || at.prog_type == KL_PROG_RAW_TRACEPOINT_WRITABLE) {
+    if (at.prog_type == KL_PROG_KPROBE && at.target) {
+        return l->link_fds[i] =
+                   kl_attach_kprobe(at.target, at.target_offset, (at.flags & KSYM_ATTACH_RETPROBE) != 0, l->prog_fds[i]);
+    } else if (at.prog_type == KL_PROG_TRACEPOINT) {
+        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
+        if (ksym_bpf_program_info(obj, i, &p) != 0)
+            return ksym_last_error();
+        const char *tp = !strncmp(p.section, "tracepoint/", 11) ? p.section + 11
+                         : !strncmp(p.section, "tp/", 3)        ? p.section + 3
+                                                                : NULL;
+        return l->link_fds[i] = tp ? kl_attach_tracepoint(tp, l->prog_fds[i]) : -EOPNOTSUPP;
+    } else if (at.prog_type == KL_PROG_RAW_TRACEPOINT || at.prog_type == KL_PROG_RAW_TRACEPOINT_WRITABLE) {
         struct kl_raw_tp_open a;
         memset(&a, 0, sizeof(a));
         a.name = kl_ptr(at.target);

@@ -49,6 +49,9 @@ for g in $groups; do
             # the second kernel (make test-guest): qemu, the initramfs's
             # busybox, depmod/modprobe for the image's module order;
             pkgs="$pkgs qemu-system-x86 busybox-static kmod"
+            # the real tools' test makes ext4 and xfs file systems in the
+            # guest (c-tests/test_real_tools_kernel.c: ext4dist, xfsdist);
+            pkgs="$pkgs xfsprogs e2fsprogs"
             # libksym-bcc's oracles: the real bcc library (libbcc_bpf.so.0)
             # and unmodified bpftrace, which symbolizes through it;
             pkgs="$pkgs libbpfcc bpftrace"

@@ -387,6 +387,8 @@ static int cmd_obj(const struct options *o, const char *path)
             printf(" (%s)", kind_str(ksym_bpf_attach_type_str(a.expected_attach_type), a.expected_attach_type, buf));
         if (a.target)
             printf(" -> %s%s%s", a.module ? a.module : "", a.module ? "`" : "", a.target);
+        if (a.target_offset)
+            printf("+%#" PRIx64, a.target_offset);
         if (a.attach_btf_id)
             printf(" btf id %u%s", a.attach_btf_id, a.attach_btf_obj_fd > 0 ? " (module BTF fd)" : "");
         if (a.addr)
@@ -437,6 +439,17 @@ static int cmd_obj(const struct options *o, const char *path)
             else
                 printf("       [%u] = %s %s\n", s.index, s.kind == KSYM_BPF_SLOT_MAP ? "map" : "program", target);
         }
+    }
+    size_t nv = ksym_bpf_object_var_count(obj);
+    printf("\nvariables (map+offset, size; set with ksym_bpf_object_set_var):\n");
+    for (size_t i = 0; i < nv; i++) {
+        struct ksym_bpf_var_info v = { .sz = sizeof(v) };
+        struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+        if (ksym_bpf_var_info(obj, i, &v) != 0 || ksym_bpf_map_info(obj, v.map, &m) != 0)
+            continue;
+        char where[64];
+        snprintf(where, sizeof(where), "%s+%zu", m.name, v.offset);
+        printf("  [%zu] %-20s %4zu  %s%s\n", i, where, v.size, v.name, v.flags & KSYM_BPF_VAR_GLOBAL ? "" : " (static)");
     }
     printf("\nexterns (one pass over %s):\n", o->kallsyms ? o->kallsyms : "kallsyms");
     if (ne && ksym_bpf_object_resolve_ksyms(obj, cache) != 0) {
@@ -657,7 +670,7 @@ static const struct command commands[] = {
       "round, the passes over kallsyms, hits, misses and cached answers (--repeat N asks N\n"
       "times: the later rounds are answered by the cache).",
       cmd_resolve, NULL },
-    { "obj", "FILE.bpf.o", 1, 1, "a BPF object: programs and aliases, attach targets, maps, externs, relocations",
+    { "obj", "FILE.bpf.o", 1, 1, "a BPF object: programs and aliases, attach targets, maps, variables, externs, relocations",
       "Attach targets are resolved against the running kernel's BTF (or --btf), externs in\n"
       "one pass over kallsyms (or --kallsyms). --load creates the maps and loads every\n"
       "program whose autoload is on (not `?` sections), aliases included, and prints each\n"

@@ -102,9 +102,54 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
     return 0;
 }
 
+/* The maps the loader sizes at run time, as real tools do before their
+ * load: a map declared with max_entries 0 (other than a perf event
+ * array, which gets one entry per CPU) gets 10240 entries (a ring buffer
+ * 256 KiB), a stack trace map with a value size of 0 gets 127 frames
+ * (bcc's libbpf-tools: bpf_map__set_max_entries(obj->maps.start,
+ * pid_max), bpf_map__set_value_size(obj->maps.stackmap,
+ * perf_max_stack_depth * sizeof(unsigned long)), ...). libbpf cannot
+ * create them otherwise; libksym leaves sizing to the loader and reports
+ * what the object declares (compare_maps checks that). */
+/* The max_entries a loader gives a map declared with none, or 0 where
+ * none is given: a perf event array (libbpf gives it one entry per CPU)
+ * and the storage maps, whose max_entries must be 0. */
+static uint32_t loader_max_entries(uint32_t type)
+{
+    switch (type) {
+    case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+    case BPF_MAP_TYPE_CGROUP_STORAGE:
+    case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+    case BPF_MAP_TYPE_SK_STORAGE:
+    case BPF_MAP_TYPE_INODE_STORAGE:
+    case BPF_MAP_TYPE_TASK_STORAGE:
+    case BPF_MAP_TYPE_CGRP_STORAGE:
+        return 0;
+    case BPF_MAP_TYPE_RINGBUF:
+    case BPF_MAP_TYPE_USER_RINGBUF:
+        return 256 * 1024;
+    default:
+        return 10240;
+    }
+}
+
+static void size_as_a_loader(struct bpf_object *lb)
+{
+    struct bpf_map *m;
+    bpf_object__for_each_map(m, lb)
+    {
+        enum bpf_map_type t = bpf_map__type(m);
+        if (bpf_map__max_entries(m) == 0 && !bpf_map__is_internal(m) && loader_max_entries(t))
+            bpf_map__set_max_entries(m, loader_max_entries(t));
+        if (t == BPF_MAP_TYPE_STACK_TRACE && bpf_map__value_size(m) == 0)
+            bpf_map__set_value_size(m, 127 * sizeof(uint64_t));
+    }
+}
+
 /* libbpf's object for `path`, every program autoloaded except those in
- * `off` (names, NULL-terminated list of `n_off`), prepared; NULL when
- * open or prepare fails (`*err` says). */
+ * `off` (names, NULL-terminated list of `n_off`), its maps sized as a
+ * loader would, prepared; NULL when open or prepare fails (`*err`
+ * says). */
 static struct bpf_object *libbpf_prepared(const char *path, char **off, size_t n_off, int *err)
 {
     struct bpf_object *lb = bpf_object__open_file(path, NULL);
@@ -113,6 +158,7 @@ static struct bpf_object *libbpf_prepared(const char *path, char **off, size_t n
         *err = -errno;
         return NULL;
     }
+    size_as_a_loader(lb);
     struct bpf_program *p;
     bpf_object__for_each_program(p, lb)
     {
@@ -151,12 +197,18 @@ static void compare_maps(const char *file, struct bpf_object *lb, struct ksym_bp
         }
         /* A perf event array of 0 entries gets one per possible CPU when
          * created: libbpf has it in max_entries after prepare, libksym
-         * leaves it to the loader (tools/bpf_loader.h does the same). */
-        uint32_t max = mi.max_entries;
+         * leaves it to the loader (tools/bpf_loader.h does the same). So
+         * are the sizes size_as_a_loader gave libbpf: libksym says 0, as
+         * the object does. */
+        uint32_t max = mi.max_entries, value = mi.value_size;
         if (mi.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY && max == 0)
             max = (uint32_t)libbpf_num_possible_cpus();
+        else if (max == 0 && mi.name[0] != '.')
+            max = loader_max_entries(mi.type);
+        if (mi.type == BPF_MAP_TYPE_STACK_TRACE && value == 0)
+            value = 127 * sizeof(uint64_t);
         int same = mi.type == bpf_map__type(bm) && mi.key_size == bpf_map__key_size(bm) &&
-                   mi.value_size == bpf_map__value_size(bm) && max == bpf_map__max_entries(bm) &&
+                   value == bpf_map__value_size(bm) && max == bpf_map__max_entries(bm) &&
                    mi.map_flags == bpf_map__map_flags(bm) && mi.map_extra == bpf_map__map_extra(bm) &&
                    mi.numa_node == bpf_map__numa_node(bm);
         if (!same)
@@ -503,6 +555,23 @@ int main(int argc, char **argv)
     check_dir(dir);
     size_t corpus_programs = n_programs;
     check_dir(getenv("KSYM_BPF_OBJECTS") ? getenv("KSYM_BPF_OBJECTS") : "c-tests/bpf");
+    /* Real tools' objects (tests/data/libbpf-tools-0.26: Debian's
+     * libbpf-tools, cut out of its binaries): every one libbpf opens,
+     * prepared once its maps are sized as the tools size them, and every
+     * program identical. */
+    if (data && argc <= 1) {
+        size_t o0 = n_objects, f0 = n_open_fail + n_prepare_fail, p0 = n_programs, c0 = n_compared,
+               i0 = n_identical, a0 = n_attach_same, t0 = n_no_target, m0 = n_maps, s0 = n_maps_same;
+        snprintf(dir, sizeof(dir), "%s/libbpf-tools-0.26", data);
+        check_dir(dir);
+        printf("  libbpf-tools 0.26: %zu objects (libbpf opens and prepares all but %zu), %zu programs: %zu compared "
+               "after prepare, %zu identical; %zu load with libbpf's attach attributes, %zu lack a target here in "
+               "both; %zu of %zu maps with libbpf's parameters\n",
+               n_objects - o0, n_open_fail + n_prepare_fail - f0, n_programs - p0, n_compared - c0,
+               n_identical - i0, n_attach_same - a0, n_no_target - t0, n_maps_same - s0, n_maps - m0);
+        CHECK(n_objects - o0 >= 50 && n_open_fail + n_prepare_fail == f0);
+        CHECK(n_compared - c0 == n_programs - p0 && n_identical - i0 == n_compared - c0);
+    }
     printf("  libbpf %s prepare: %zu objects (libbpf opens all but %zu, prepares all but %zu: %zu programs; %zu "
            "of them for an extern this kernel lacks, which libksym refuses too, the others for maps libbpf "
            "cannot create as declared), %zu programs (%zu of the corpus): %zu compared after prepare, %zu identical in libksym; %zu load "

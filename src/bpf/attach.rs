@@ -55,6 +55,8 @@ pub(super) struct Named {
     pub(super) query: Vec<u8>,
     pub(super) name: CString,
     pub(super) module: Option<CString>,
+    /// A kprobe section's `+offset` into the function (0 otherwise).
+    pub(super) offset: u64,
 }
 
 impl Named {
@@ -68,6 +70,7 @@ impl Named {
             query,
             name,
             module,
+            offset: 0,
         }
     }
 }
@@ -124,6 +127,10 @@ pub struct AttachInfo<'a> {
     pub module: Option<&'a CStr>,
     /// Kernel address of a function target (after resolution).
     pub addr: u64,
+    /// The offset into the function a kprobe section names after its `+`
+    /// (`kprobe/func+0x10`: 16), which the probe goes at; 0 otherwise (and
+    /// for a target the loader set).
+    pub offset: u64,
     /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`], [`section::OPTIONAL`],
     /// [`section::TARGET_AT_LOAD`].
     pub flags: u32,
@@ -156,7 +163,11 @@ impl Attach {
         };
         let section = match (def.target, extra) {
             (Some(kind), Some(text)) => {
-                Some(Arc::new(Named::new(section::target_query(kind, text))))
+                let mut named = Named::new(section::target_query(kind, text));
+                if kind == TargetKind::Kprobe {
+                    named.offset = section::kprobe_offset(text);
+                }
+                Some(Arc::new(named))
             }
             _ => None,
         };

@@ -7,19 +7,33 @@ use super::externs::{self, Extern};
 use crate::error::Result;
 use crate::formats::btf::{self, BtfWriter, Extra};
 
+/// A variable of a data section's DATASEC, as the loadable BTF places it.
+pub(super) struct SecVar {
+    /// The DATASEC's (and so the ELF section's) name.
+    pub sec: Vec<u8>,
+    pub name: Vec<u8>,
+    pub offset: u32,
+    pub size: u32,
+    pub type_id: u32,
+    pub global: bool,
+}
+
 /// The fixups libbpf makes before BPF_BTF_LOAD: DATASEC sizes and VAR
 /// offsets from the ELF (clang leaves them zero), hidden globals made
 /// static, the `.ksyms` VARs, which the kernel refuses, turned into
 /// allocated 4-byte ints and its kfuncs into global functions (their
 /// unnamed parameters named), the `.kconfig` VARs allocated at their
 /// offsets in the `.kconfig` map; extern functions made global. `b` is
-/// the object's BTF, to edit (the write half of `formats::btf`).
+/// the object's BTF, to edit (the write half of `formats::btf`). Also
+/// returns the data sections' variables, where the fixed-up DATASECs put
+/// them.
 pub(super) fn loadable_btf(
     mut b: BtfWriter,
     secs: &[Sec<'_>],
     syms: &[Sym<'_>],
     externs: &[Extern],
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, Vec<SecVar>)> {
+    let mut data_vars = Vec::new();
     let int = b.int_type();
     let mut dummy: Option<u32> = None;
     let datasecs: Vec<u32> = b.ids_of_kind(btf::KIND_DATASEC).collect();
@@ -120,6 +134,19 @@ pub(super) fn loadable_btf(
                     };
                 }
             }
+            for v in &vars {
+                let Some(t) = b.get(v[0]) else { continue };
+                if let Extra::Var { linkage } = t.extra {
+                    data_vars.push(SecVar {
+                        sec: name.clone(),
+                        name: b.name(v[0]).to_vec(),
+                        offset: v[1],
+                        size: v[2],
+                        type_id: t.size_type,
+                        global: linkage == btf::VAR_GLOBAL_ALLOCATED,
+                    });
+                }
+            }
         }
         // The kernel wants each DATASEC's entries by offset (libbpf sorts
         // every one, `.kconfig` included).
@@ -157,5 +184,5 @@ pub(super) fn loadable_btf(
             }
         }
     }
-    Ok(b.to_bytes())
+    Ok((b.to_bytes(), data_vars))
 }

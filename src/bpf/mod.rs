@@ -24,7 +24,7 @@
 //! model (`object` and the types it holds: `attach`, `struct_ops_types`),
 //! what fills the model in (`maps`, `reloc`, `loadable`, `struct_ops`),
 //! the phases of the open (`open`), the later steps (`ksyms`,
-//! `relocate`, `programs`), and this file, which only declares and
+//! `relocate`, `programs`, `vars`), and this file, which only declares and
 //! re-exports.
 
 mod attach;
@@ -47,13 +47,14 @@ mod relocate;
 pub(crate) mod section;
 mod struct_ops;
 mod struct_ops_types;
+mod vars;
 
 pub use attach::AttachInfo;
 pub use externs::{kernel_version_of, running_kernel_version, Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;
 pub use kinds::{attach_type_name, map_type_name, prog_type_name};
 pub use object::{
-    Map, Object, Program, Reloc, RelocKind, Slot, SlotTarget, FUNC_INFO_SIZE, LINE_INFO_SIZE,
+    Map, Object, Program, Reloc, RelocKind, Slot, SlotTarget, Var, FUNC_INFO_SIZE, LINE_INFO_SIZE,
     RELOC_POISONED, RELOC_RESOLVED,
 };
 #[doc(hidden)]

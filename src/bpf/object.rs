@@ -136,6 +136,26 @@ pub struct Map {
     pub fd: Option<i32>,
 }
 
+/// A variable of a data section (`.rodata`, `.data`, `.bss` and their
+/// `.name` variants), as its DATASEC in the object's BTF places it (after
+/// libbpf's fixups: offsets from the ELF symbols where clang left them
+/// zero). What a libbpf skeleton's `obj->rodata->x` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Var {
+    /// The variable's name.
+    pub name: CString,
+    /// The data section's map (an index of [`Object::maps`]).
+    pub map: usize,
+    /// Its offset in the map's value, in bytes.
+    pub offset: usize,
+    /// Its size in bytes.
+    pub size: usize,
+    /// The variable's type in the object's BTF (a `VAR`'s type).
+    pub type_id: u32,
+    /// Global (`BTF_VAR_GLOBAL_ALLOCATED`), not `static` or hidden.
+    pub global: bool,
+}
+
 /// An initial slot of a map of maps (a map) or a program array (a program).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
@@ -211,6 +231,10 @@ pub struct Object {
     pub(super) core_sites: Vec<CoreSite>,
     /// The `.kconfig` map, if the object has `.kconfig` externs.
     pub(super) kconfig_map: Option<usize>,
+    /// The data sections' maps, in map order (`.kconfig` is not one).
+    pub(super) data_maps: Vec<usize>,
+    /// The data sections' variables, by map, then offset.
+    pub(super) vars: Vec<Var>,
     /// Module BTF fds of kfunc calls (insn.off indexes it).
     pub(super) fd_array: Vec<i32>,
     /// Where it is in its pipeline.

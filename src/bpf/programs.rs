@@ -32,6 +32,7 @@ impl Object {
                 target: None,
                 module: None,
                 addr: 0,
+                offset: 0,
                 flags: optional,
                 error,
                 error_text,
@@ -52,6 +53,7 @@ impl Object {
             target: named.map(|n| n.name.as_c_str()),
             module: named.and_then(|n| n.module.as_deref()),
             addr: 0,
+            offset: named.map_or(0, |n| n.offset),
             flags: def.load_flags() | def.attach_flags() | optional | at_load,
             error,
             error_text,
@@ -176,7 +178,17 @@ impl Object {
             }
             let Some(def) = p.attach.def else { continue };
             let Some(kind) = def.target else { continue };
+            let offset = p.attach.section.as_ref().map_or(0, |n| n.offset);
             let res = match p.attach.query() {
+                // libbpf's attach_kprobe: "kretprobes do not support
+                // offset specification".
+                Some(_) if p.attach.set.is_none() && offset != 0 && def.attach_flags() & section::RETPROBE != 0 => {
+                    Err(Error::invalid(format!(
+                        "program `{}` (section `{}`): a return probe takes no offset into its function",
+                        p.name.to_string_lossy(),
+                        p.section.to_string_lossy()
+                    )))
+                }
                 Some(q) => Self::resolve_one(kernel, kind, p, &q),
                 None if def.attaches_by_btf() => Err(Error::invalid(format!(
                     "program `{}` (section `{}`): no attach target: the section names none, and the \
@@ -269,6 +281,8 @@ impl Object {
             alias_name.extend_from_slice(name);
             let name = CString::new(alias_name.as_slice()).unwrap_or_default();
             let mut alias = self.programs[root].alias(root, name);
+            // Its target is its own, not the section's (nor its offset).
+            alias.attach.section = None;
             alias.attach.set = None;
             alias.attach.error = None;
             alias.attach.resolved = Some(Self::resolved(kernel, kind, t));

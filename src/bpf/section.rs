@@ -593,6 +593,50 @@ pub fn lookup(sec: &[u8]) -> Option<(&'static SectionDef, Option<&[u8]>)> {
     Some((def, extra))
 }
 
+/// The offset a kprobe section's text gives after its `+`
+/// (`kprobe/func+0x10`), read as libbpf's `attach_kprobe` reads it
+/// (`sscanf("%m[a-zA-Z0-9_.]+%li")`: decimal, `0x` hex or `0` octal, an
+/// optional sign); 0 when there is none or it does not read.
+pub fn kprobe_offset(text: &[u8]) -> u64 {
+    let func = text
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        .count();
+    let Some(rest) = text[func..].strip_prefix(b"+") else {
+        return 0;
+    };
+    let rest = rest.trim_ascii_start();
+    let (neg, digits) = match rest.first() {
+        Some(b'-') => (true, &rest[1..]),
+        Some(b'+') => (false, &rest[1..]),
+        _ => (false, rest),
+    };
+    let (radix, digits) = if digits.len() > 2
+        && (digits.starts_with(b"0x") || digits.starts_with(b"0X"))
+        && digits[2].is_ascii_hexdigit()
+    {
+        (16, &digits[2..])
+    } else if digits.first() == Some(&b'0') {
+        (8, digits)
+    } else {
+        (10, digits)
+    };
+    let mut v: u64 = 0;
+    let mut any = false;
+    for &c in digits {
+        let Some(d) = (c as char).to_digit(radix) else {
+            break;
+        };
+        v = v.wrapping_mul(radix as u64).wrapping_add(d as u64);
+        any = true;
+    }
+    match (any, neg) {
+        (false, _) => 0,
+        (true, true) => v.wrapping_neg(),
+        (true, false) => v,
+    }
+}
+
 /// The kernel target a section's text names, as a query: `func`,
 /// `module:func` (libbpf) or `module`func`. A kprobe's `+offset` is
 /// dropped. `None` for an empty one.
@@ -624,6 +668,48 @@ mod tests {
     /// says so (`kretprobe`, `uretprobe`, `kretsyscall`, their `.multi`
     /// and `.s` forms: attach_kprobe's `str_has_pfx(sec, "kretprobe/")` and
     /// the like); no other section.
+    /// The offset of `kprobe/func+OFF` is what libbpf's attach_kprobe
+    /// reads: glibc's sscanf with its format, on texts worked out to
+    /// cover every form (hex, octal, decimal, signs, blanks, no digits).
+    #[test]
+    fn kprobe_offsets_as_libbpf_reads_them() {
+        let texts = [
+            "do_nanosleep+0x4",
+            "f+16",
+            "f+010",
+            "f+0x",
+            "f+0X1f",
+            "f",
+            "f+",
+            "f+abc",
+            "f+-4",
+            "f+ 4",
+            "f + 4",
+            "f.isra.0+0x20",
+            "mod:f+0x8",
+            "f+0x10zz",
+            "f+99999999999",
+            "f+0777",
+            "f+08",
+            "f++4",
+            "f+-0x10",
+            "f+	12",
+        ];
+        let fmt = c"%255[a-zA-Z0-9_.]+%li";
+        for t in texts {
+            let c = std::ffi::CString::new(t).unwrap();
+            let mut name = [0u8; 256];
+            let mut off: libc::c_long = 0;
+            // SAFETY: a C string, a format whose conversions get a
+            // 256-byte buffer and a long.
+            let n = unsafe { libc::sscanf(c.as_ptr(), fmt.as_ptr(), name.as_mut_ptr(), &mut off) };
+            let want = if n == 2 { off as u64 } else { 0 };
+            assert_eq!(kprobe_offset(t.as_bytes()), want, "{t:?}");
+        }
+        assert_eq!(kprobe_offset(b"do_nanosleep+0x4"), 4);
+        assert_eq!(kprobe_offset(b"f+010"), 8);
+    }
+
     #[test]
     fn retprobes_by_name() {
         for d in SECTION_DEFS {

@@ -245,7 +245,7 @@ pub unsafe extern "C" fn ksym_bpf_program_info(
     })
 }
 
-/// `find(obj, name)` written to `out`: the two find_* functions.
+/// `find(obj, name)` written to `out`: the find_* functions of programs, maps and variables.
 ///
 /// # Safety
 /// `obj` is NULL or a live object, `name` NULL or a C string, `out` NULL

@@ -73,6 +73,12 @@ pub struct ksym_bpf_attach {
     /// NULL when `error` is 0. Valid until the program's target changes
     /// (resolve_btf, set_attach_target) or the object is freed.
     pub error_message: *const c_char,
+    /// A kprobe section's offset into its function (`kprobe/func+0x10`:
+    /// 0x10, read as libbpf reads it), where the probe goes (the kprobe
+    /// PMU's probe_offset); 0 otherwise, and for a target set with
+    /// ksym_bpf_program_set_attach_target. A `kretprobe` section with an
+    /// offset is the program's error (libbpf refuses to attach it).
+    pub target_offset: u64,
 }
 
 /// Everything that needs the kernel's BTF, for every program and alias
@@ -160,6 +166,7 @@ pub unsafe extern "C" fn ksym_bpf_program_attach_info(
             error,
             reserved2: 0,
             error_message,
+            target_offset: a.offset,
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, v, "out") }?;

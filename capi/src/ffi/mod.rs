@@ -34,6 +34,7 @@ pub mod resolve;
 pub mod btf;
 pub mod bpf;
 pub mod bpf_maps;
+pub mod bpf_vars;
 pub mod bpf_attach;
 pub mod kinds;
 #[cfg(feature = "test-hooks")]

@@ -9,11 +9,11 @@ use super::{Collected, Maps, Targets};
 use crate::base::hash::KeyMap;
 use crate::bpf::btf_ext::BtfExt;
 use crate::bpf::core::{self as co_re, CoreRecord};
-use crate::bpf::elf::{Elf, Sec};
+use crate::bpf::elf::{cstring, Elf, Sec};
 use crate::bpf::externs::{self, Extern};
 use crate::bpf::insn::Insns;
-use crate::bpf::loadable;
-use crate::bpf::object::{CoreSite, Object, Program, RelocKind, Stage};
+use crate::bpf::loadable::{self, SecVar};
+use crate::bpf::object::{CoreSite, Object, Program, RelocKind, Stage, Var};
 use crate::bpf::reloc::{self, Code};
 use crate::error::{Error, Result};
 use crate::formats::btf::{Btf, BtfWriter};
@@ -28,15 +28,15 @@ pub(super) fn finish(
     let (secs, syms) = (&elf.secs, &elf.syms);
     externs::number_as_libbpf(&mut externs);
     // The BTF a loader gives BPF_BTF_LOAD.
-    let loadable = match &c.local {
-        Some(b) => Some(loadable::loadable_btf(
-            BtfWriter::from_btf(b)?,
-            secs,
-            syms,
-            &externs,
-        )?),
-        None => None,
+    let (loadable, sec_vars) = match &c.local {
+        Some(b) => {
+            let (blob, vars) =
+                loadable::loadable_btf(BtfWriter::from_btf(b)?, secs, syms, &externs)?;
+            (Some(blob), vars)
+        }
+        None => (None, Vec::new()),
     };
+    let (data_maps, vars) = data_vars(secs, &maps, sec_vars);
     let (mut core_sites, core_by_sec) = match (ext, &c.local) {
         (Some(ext), Some(local)) => core_sites(ext, local, secs, &c.code, |sec, idx| {
             reloc::owner_name(&programs, syms, c.text, secs, sec, idx)
@@ -88,9 +88,41 @@ pub(super) fn finish(
         local_btf: c.local,
         core_sites,
         kconfig_map: maps.kconfig,
+        data_maps,
+        vars,
         fd_array: Vec::new(),
         stage: Stage::Parsed { ksyms: false },
     })
+}
+
+/// The data sections' maps in map order, and their variables by map and
+/// offset: each DATASEC variable of a section that has a map and lies
+/// inside its value (a variable of an empty section, which makes no map,
+/// or past its end, is left out).
+fn data_vars(secs: &[Sec<'_>], maps: &Maps, sec_vars: Vec<SecVar>) -> (Vec<usize>, Vec<Var>) {
+    let mut by_sec: Vec<(usize, &[u8])> = maps
+        .data
+        .iter()
+        .map(|(&sec, &map)| (map, secs[sec].name))
+        .collect();
+    by_sec.sort_unstable();
+    let mut vars: Vec<Var> = sec_vars
+        .into_iter()
+        .filter_map(|v| {
+            let &(map, _) = by_sec.iter().find(|(_, name)| *name == v.sec.as_slice())?;
+            let value_size = maps.list[map].value_size as u64;
+            (v.offset as u64 + v.size as u64 <= value_size).then(|| Var {
+                name: cstring(&v.name),
+                map,
+                offset: v.offset as usize,
+                size: v.size as usize,
+                type_id: v.type_id,
+                global: v.global,
+            })
+        })
+        .collect();
+    vars.sort_by_key(|v| (v.map, v.offset));
+    (by_sec.into_iter().map(|(m, _)| m).collect(), vars)
 }
 
 /// The CO-RE records of `.BTF.ext`, each checked to fall on an
