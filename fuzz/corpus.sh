@@ -44,6 +44,14 @@ if [ -d "$corpus" ]; then
         cp "$corpus/$f" "$out/bpf_object/"
     done
 fi
+# Real tools' objects: data sections whose variables need libbpf's offset
+# fixups (the compiler left them zero).
+tools=build/testdata/libbpf-tools-0.26
+if [ -d "$tools" ]; then
+    for f in $(ls -S "$tools" | grep '\.bpf\.o$' | tail -n 6); do
+        cp "$tools/$f" "$out/bpf_object/tool-$f"
+    done
+fi
 printf 'CONFIG_BPF=y\n# CONFIG_X is not set\nCONFIG_HZ=250\nCONFIG_S="abc"\nCONFIG_M=m\n' > "$out/kconfig/config"
 gzip -n -c "$out/kconfig/config" > "$out/kconfig/config.gz"
 # Snapshot damage: which snapshot (bit 0: BTF) and cut (bit 1), then

@@ -55,6 +55,26 @@ fn bpf_object_regressions() {
     }
 }
 
+/// A crafted object whose `.bss` the header says is 3.5 GiB (a NOBITS
+/// section takes no room in the file): setting a variable of it used to
+/// allocate that much zeroed memory for its initial value (the fuzz
+/// target's out-of-memory). It is refused, saying how to write it instead,
+/// and nothing is allocated.
+#[test]
+fn a_huge_bss_gets_no_initial_value() {
+    let data = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/bpf_object/huge-bss-set-var"),
+    )
+    .unwrap();
+    let mut o = ksym::bpf::Object::parse(&data).unwrap();
+    let v = o.vars()[o.find_var(b"state").unwrap()].clone();
+    assert_eq!(o.maps()[v.map].value_size, 3_774_873_672);
+    let e = o.set_var(b"state", &[7; 72]).unwrap_err();
+    assert_eq!(e.kind(), ksym::ErrorKind::Unsupported, "{e:?}");
+    assert!(e.message().contains("BPF_MAP_UPDATE_ELEM"), "{e:?}");
+    assert!(o.maps()[v.map].initial_value.is_none());
+}
+
 /// BTF the reader once accepted with a name running past the string
 /// section's end (no final NUL): refused now, as libbpf and the kernel
 /// refuse it; and whatever parses has every name NUL-terminated.

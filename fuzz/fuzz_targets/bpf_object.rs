@@ -2,8 +2,10 @@
 //! table, resolve what needs kernel BTF against fixed BTF, relocate, read
 //! the instructions and the BTF records. Properties: every program's
 //! instructions lie within its ELF section (read here from the section
-//! headers, not through the library), and after relocation every
-//! relocation's instruction lies within its program's instructions.
+//! headers, not through the library), every data-section variable lies
+//! within its map and setting it writes only its bytes, and after
+//! relocation every relocation's instruction lies within its program's
+//! instructions.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
@@ -86,6 +88,52 @@ fuzz_target!(|data: &[u8]| {
             p.section
         );
     }
+    // Every variable lies inside its data section's map, and setting it
+    // writes its bytes and no others, whether or not the map had an
+    // initial value (`.bss`); the wrong size is refused.
+    for v in o.vars().to_vec().into_iter().take(64) {
+        let m = &o.maps()[v.map];
+        assert!(
+            v.offset + v.size <= m.value_size as usize,
+            "variable {:?} at {}+{} past {} bytes of {:?}",
+            v.name,
+            v.offset,
+            v.size,
+            m.value_size,
+            m.name
+        );
+        // A `.bss` of the header's word may be huge: the bytes compared are
+        // a window around the variable (and the whole value when small).
+        let len = m.value_size as usize;
+        let (lo, hi) = (
+            v.offset.saturating_sub(64),
+            (v.offset + v.size + 64).min(len),
+        );
+        let hi = if len <= 1 << 16 { len } else { hi };
+        let lo = if len <= 1 << 16 { 0 } else { lo };
+        let huge_zero = m.initial_value.is_none() && len > 256 << 20;
+        let before = match &m.initial_value {
+            Some(b) => b[lo..hi].to_vec(),
+            None => vec![0; hi - lo],
+        };
+        let value: Vec<u8> = (0..v.size).map(|k| (k as u8) ^ 0x5a).collect();
+        match o.set_var(v.name.to_bytes(), &value) {
+            Ok(()) => {
+                let after = &o.maps()[v.map].initial_value.as_ref().unwrap()[lo..hi];
+                let (at, end) = (v.offset - lo, v.offset - lo + v.size);
+                assert_eq!(&after[at..end], &value[..]);
+                assert_eq!(&after[..at], &before[..at]);
+                assert_eq!(&after[end..], &before[end..]);
+            }
+            // Static variables of several sections may share a name; a
+            // `.bss` past the object bound gets no initial value.
+            Err(e) if huge_zero => assert_eq!(e.kind(), ksym::ErrorKind::Unsupported, "{e:?}"),
+            Err(e) => assert_eq!(e.kind(), ksym::ErrorKind::Ambiguous, "{e:?}"),
+        }
+        if v.size < 1 << 16 {
+            assert!(o.set_var(v.name.to_bytes(), &vec![0; v.size + 1]).is_err());
+        }
+    }
     let (cache, btf) = kernel();
     for i in 0..o.programs().len().min(64) {
         let _ = (
@@ -104,7 +152,19 @@ fuzz_target!(|data: &[u8]| {
     if o.relocate().is_ok() {
         for i in 0..o.programs().len().min(64) {
             let _ = o.fd_array(i);
-            let n = o.insns(i).map_or(0, |v| v.len());
+            // A program whose autoload is off may be left unrelocated
+            // (what it needs is missing); every other one has its code.
+            let n = match o.insns(i) {
+                Ok(v) => v.len(),
+                Err(e) => {
+                    let autoload = o.attach_info(i).map_or(true, |a| a.autoload);
+                    assert!(
+                        !autoload,
+                        "program {i}: relocated, yet no instructions: {e:?}"
+                    );
+                    continue;
+                }
+            };
             for r in o.relocs(i).into_iter().flatten() {
                 assert!(
                     r.insn_idx < n,

@@ -39,6 +39,10 @@ pub mod limits {
     pub const FILTER_FUNCTIONS: usize = 64 << 20;
     /// /proc/modules and other small files.
     pub const SMALL: usize = 16 << 20;
+    /// An initial value made for a section the object leaves zero (`.bss`,
+    /// when a variable of it is set): the object's own bound (a `.bss`
+    /// takes no room in the file, so its size is only the header's word).
+    pub const ZERO_SECTION_VALUE: usize = BPF_OBJECT;
     /// The boot id (37 bytes; read at every snapshot open, so with a
     /// buffer its size, not a procfs file's 2 MiB guess).
     pub const BOOT_ID: usize = 4 << 10;

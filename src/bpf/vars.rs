@@ -6,6 +6,7 @@
 //! then creates takes [`Map::initial_value`].
 
 use super::object::{Map, Object, Var};
+use crate::base::read::limits;
 use crate::error::{Call, Error, ErrorKind, Result};
 
 impl Object {
@@ -115,6 +116,15 @@ impl Object {
             )));
         }
         let size = m.value_size as usize;
+        if m.initial_value.is_none() && size > limits::ZERO_SECTION_VALUE {
+            return Err(Error::unsupported(format!(
+                "variable `{}`: `{}` is {size} bytes, more than the {} MiB an initial value is made \
+                 for: write it with BPF_MAP_UPDATE_ELEM once the map is created",
+                v.name.to_string_lossy(),
+                m.name.to_string_lossy(),
+                limits::ZERO_SECTION_VALUE >> 20
+            )));
+        }
         let init = self.maps[v.map]
             .initial_value
             .get_or_insert_with(|| vec![0; size]);
