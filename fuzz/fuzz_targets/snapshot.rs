@@ -57,16 +57,25 @@ struct TableSetup {
     lookups: Vec<(Vec<u8>, Answer)>,
     /// Addresses: of each symbol, inside it, and outside every symbol.
     addrs: Vec<(u64, Answer)>,
-    patterns: Vec<(&'static [u8], Result<Vec<Sym>, Failure>)>,
+    patterns: Vec<(&'static [u8], Matches)>,
 }
 
 struct BtfSetup {
     opts: ksym::internals::btf::Options,
     snap: (PathBuf, Vec<u8>),
-    /// (name, kind) of every named type and an absent name, with the
-    /// undamaged BTF's first id of that name and kind, of that name, and
-    /// its CO-RE candidates.
-    types: Vec<(Vec<u8>, u32, Option<u32>, Option<u32>, Vec<u32>)>,
+    /// Every named type's (name, kind) and an absent name's, with the
+    /// undamaged BTF's answers.
+    types: Vec<TypeAnswers>,
+}
+
+/// A (name, kind) and the undamaged BTF's first id of that name and kind,
+/// first id of that name, and CO-RE candidates of that name.
+struct TypeAnswers {
+    name: Vec<u8>,
+    kind: u32,
+    first: Option<u32>,
+    any: Option<u32>,
+    cands: Vec<u32>,
 }
 
 /// A symbol as owned data: name, module, address, size, type, flags.
@@ -76,6 +85,8 @@ type Failure = (i32, String);
 /// A lookup's (found, or ambiguous with its message) or symbolize's
 /// (symbol, offset) answer, or the error.
 type Answer = Result<(Sym, u64, Option<String>), Failure>;
+/// The symbols a pattern matches, in order, or the error.
+type Matches = Result<Vec<Sym>, Failure>;
 
 fn sym(s: &Symbol<'_>) -> Sym {
     (
@@ -106,7 +117,7 @@ fn symbolize(t: &Table, addr: u64) -> Answer {
         .map_err(|e| failure(&e))
 }
 
-fn matches(t: &Table, pattern: &[u8]) -> Result<Vec<Sym>, Failure> {
+fn matches(t: &Table, pattern: &[u8]) -> Matches {
     let mut out = Vec::new();
     t.for_each_match(pattern, |s| {
         out.push(sym(s));
@@ -304,13 +315,15 @@ fn btf_setup(dir: &Path, snap: &Path, boot: &Path) -> BtfSetup {
     types.push((b"absent_type".to_vec(), 4));
     let types: Vec<_> = types
         .into_iter()
-        .map(|(name, kind)| {
-            let (first, any) = (v.first(&name, kind), v.first(&name, 0));
-            let cands = v.by_essential_name(&name);
-            (name, kind, first, any, cands)
+        .map(|(name, kind)| TypeAnswers {
+            first: v.first(&name, kind),
+            any: v.first(&name, 0),
+            cands: v.by_essential_name(&name),
+            name,
+            kind,
         })
         .collect();
-    assert!(types.iter().filter(|t| t.2.is_some()).count() > 10);
+    assert!(types.iter().filter(|t| t.first.is_some()).count() > 10);
     BtfSetup {
         snap: snapshot_file(snap, "btf-"),
         opts,
@@ -389,7 +402,14 @@ fn btf_input(s: &BtfSetup, data: &[u8]) {
     let same = |got: Option<u32>, want: Option<u32>| {
         got == want || got.map_or_else(|| want.is_some_and(|w| moved(&w)), |g| moved(&g))
     };
-    for (name, kind, first, any, cands) in &s.types {
+    for TypeAnswers {
+        name,
+        kind,
+        first,
+        any,
+        cands,
+    } in &s.types
+    {
         let n = String::from_utf8_lossy(name);
         let got = v.first(name, *kind);
         assert!(
