@@ -107,6 +107,10 @@ pub mod internals {
     /// `crate::base`.
     pub mod base {
         pub use crate::base::*;
+        /// `sys::kernel_release_version`: `uname -r` and `-v`.
+        pub fn kernel_release_version() -> (Vec<u8>, Vec<u8>) {
+            crate::base::sys::kernel_release_version()
+        }
     }
     /// `crate::bpf` with its private modules.
     pub mod bpf {

@@ -53,14 +53,70 @@ fn vmlinux_lookups_are_bpftools_first_of_each_name_and_kind() {
     );
 }
 
-/// Every named (kind, name) of every bundled 6.1 module file
-/// (`common::MODULES_61`), against bpftool's split dump on vmlinux.
+/// The modules whose BTF is bundled with the 6.1 kernel: every file of
+/// tests/data/linux-6.1-cloud/btf but vmlinux's and the README, by name.
+fn modules_61() -> Vec<String> {
+    let dir = common::repo().join("tests/data/linux-6.1-cloud/btf");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|f| f.strip_suffix(".gz").map(str::to_string))
+        .filter(|m| m != "vmlinux")
+        .collect();
+    names.sort();
+    names
+}
+
+/// The bundled module files are what their README promises: one per
+/// module loaded in ../modules.gz, but for the two it names as having
+/// none; and `Kernel61` (tests/common's `MODULES_61`) unpacks each of them.
+#[test]
+fn bundled_module_btf_is_every_loaded_module_the_readme_names() {
+    let files = modules_61();
+    assert!(!files.is_empty(), "no module BTF bundled");
+    let readme =
+        std::fs::read_to_string(common::repo().join("tests/data/linux-6.1-cloud/btf/README.md"))
+            .unwrap();
+    let without = ["crc_itu_t", "crc32c_intel"];
+    assert!(
+        readme
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains("`crc_itu_t` and `crc32c_intel`"),
+        "the README no longer says which modules have no file"
+    );
+    let modules = common::data("linux-6.1-cloud/modules");
+    let promised: Vec<String> = {
+        let mut m: Vec<String> = String::from_utf8_lossy(&modules)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|m| !without.contains(m))
+            .map(str::to_string)
+            .collect();
+        m.sort();
+        m
+    };
+    assert!(promised.len() >= 30, "{promised:?}");
+    assert_eq!(files, promised, "bundled module BTF vs modules.gz");
+    let mut unpacked: Vec<&str> = common::MODULES_61.to_vec();
+    unpacked.sort();
+    assert_eq!(
+        unpacked, files,
+        "tests/common's MODULES_61 (what Kernel61 unpacks) vs the files"
+    );
+}
+
+/// Every named (kind, name) of every bundled 6.1 module file (the files
+/// present: [`modules_61`]), against bpftool's split dump on vmlinux.
 #[test]
 fn module_lookups_are_bpftools_split_dump() {
     let k = Kernel61::new();
     let btf = k.open();
     let mut checked = 0;
-    for m in common::MODULES_61 {
+    let modules = modules_61();
+    assert!(!modules.is_empty());
+    for m in &modules {
         let dump = bpftool_dump(&k.btf_dir().join(m), Some(&k.vmlinux()));
         let mut first: BTreeMap<(String, String), u32> = BTreeMap::new();
         for (id, kind, name) in &dump {

@@ -318,6 +318,30 @@ fn untrusted_or_damaged_snapshots_are_ignored_and_replaced() {
         oracle.len(),
         &lost[..lost.len().min(5)]
     );
+    // CO-RE's candidates (every type of an essential name, flavors
+    // dropped) go through the same slots: the undamaged read's answer for
+    // every essential name.
+    let mut essentials: Vec<&[u8]> = oracle
+        .keys()
+        .map(|(n, _)| &n.as_bytes()[..ksym::internals::btf::index::essential_len(n.as_bytes())])
+        .collect();
+    essentials.sort();
+    essentials.dedup();
+    let wrong: Vec<String> = essentials
+        .iter()
+        .filter_map(|e| {
+            let got = ksym::internals::btf::vmlinux(&b).by_essential_name(e);
+            let want = ksym::internals::btf::vmlinux(&read).by_essential_name(e);
+            (got != want).then(|| format!("{}: {got:?}, read {want:?}", String::from_utf8_lossy(e)))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} CO-RE candidate lists differ, e.g. {:?}",
+        wrong.len(),
+        essentials.len(),
+        &wrong[..wrong.len().min(5)]
+    );
     assert!(
         ksym::internals::btf::vmlinux(&b).rebuilt(),
         "the damaged index was used"

@@ -58,7 +58,7 @@ pub use object::{
     RELOC_POISONED, RELOC_RESOLVED,
 };
 #[doc(hidden)]
-pub use relocate::running_kernel_facts;
+pub use relocate::{kernel_version_in, running_kernel_facts};
 pub use section::{OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 pub use struct_ops_types::StructOps;
 

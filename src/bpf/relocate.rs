@@ -2,6 +2,8 @@
 //! CO-RE relocations, typed ksyms, kfuncs, `.kconfig` values), and writing
 //! everything into the layouts ([`Object::relocate`]).
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use super::core::{self, Cands};
@@ -20,9 +22,11 @@ impl KernelFacts for RunningKernel<'_> {
     fn kernel_version(&self) -> u64 {
         static V: OnceLock<u64> = OnceLock::new();
         *V.get_or_init(|| {
-            let sig = std::fs::read("/proc/version_signature").ok();
-            let (release, version) = crate::base::sys::kernel_release_version();
-            externs::running_kernel_version(sig.as_deref(), &release, &version)
+            kernel_version_in(
+                Path::new("/proc/version_signature"),
+                Path::new("/proc/sys/kernel/osrelease"),
+                Path::new("/proc/sys/kernel/version"),
+            )
         })
     }
 
@@ -357,6 +361,31 @@ impl Object {
         self.stage.relocated();
         Ok(())
     }
+}
+
+/// `LINUX_KERNEL_VERSION` read as libbpf's `get_kernel_version` reads it
+/// ([`externs::running_kernel_version`]), from Ubuntu's `signature` file
+/// (absent elsewhere) and the kernel's `release` and `version` (`uname -r`
+/// and `-v`: /proc/sys/kernel/osrelease and version for the running
+/// kernel; `uname()` itself when either cannot be read). The running
+/// kernel's reader calls it with the /proc paths; tests, with files.
+#[doc(hidden)]
+pub fn kernel_version_in(signature: &Path, release: &Path, version: &Path) -> u64 {
+    // Each is one short line: 4 KiB bounds them.
+    let read = |p: &Path| -> Option<Vec<u8>> {
+        let mut b = Vec::new();
+        std::fs::File::open(p)
+            .and_then(|f| f.take(4096).read_to_end(&mut b))
+            .ok()?;
+        let line = b.split(|&c| c == b'\n').next().unwrap_or_default();
+        Some(line.to_vec())
+    };
+    let sig = read(signature);
+    let (release, version) = match (read(release), read(version)) {
+        (Some(r), Some(v)) => (r, v),
+        _ => crate::base::sys::kernel_release_version(),
+    };
+    externs::running_kernel_version(sig.as_deref(), &release, &version)
 }
 
 /// The `LINUX_*` values `.kconfig` externs get on the running kernel, as
