@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "../check.h"
+#include "corpus.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -474,39 +475,6 @@ static void check_object(const char *dir, const char *file)
     ksym_bpf_object_free(k.o);
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int is_object(const struct dirent *d)
-{
-    size_t n = strlen(d->d_name);
-    return n > 6 && !strcmp(d->d_name + n - 6, ".bpf.o");
-}
-
-/* Is `name` selected by `only` (NULL: all; else comma-separated parts,
- * one of which `name` contains)? */
-static int selected(const char *only, const char *name)
-{
-    if (!only)
-        return 1;
-    for (const char *p = only; *p;) {
-        size_t w = strcspn(p, ",");
-        char part[256];
-        if (w > 0 && w < sizeof(part)) {
-            memcpy(part, p, w);
-            part[w] = 0;
-            if (strstr(name, part))
-                return 1;
-        }
-        p += w;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *data = getenv("KSYM_TESTDATA");
@@ -531,19 +499,10 @@ int main(int argc, char **argv)
         KERNEL_SKIP("no kernel BTF or kallsyms: %s", ksym_last_error_message());
         return finish("test_libbpf_corpus");
     }
-    struct dirent **ents;
-    int n = scandir(dir, &ents, is_object, by_name);
-    CHECK(n > 400);
     /* KSYM_CORPUS_ONLY=a,b,...: only the objects whose names contain one
-     * of these (the guest's selection: loading the whole corpus twice
-     * under qemu's emulation takes too long). */
+     * of these (the guest's selection). */
     const char *only = getenv("KSYM_CORPUS_ONLY");
-    for (int i = 0; i < n; i++) {
-        if (selected(only, ents[i]->d_name))
-            check_object(dir, ents[i]->d_name);
-        free(ents[i]);
-    }
-    free(ents);
+    CHECK(corpus_each(dir, check_object) > 400);
     printf("  corpus: %zu objects (libbpf cannot open %zu, libksym %zu), %zu programs; libbpf %s loads %zu: "
            "%zu identical in libksym, %zu load through the bundled loader; %zu initial slots of maps of maps "
            "and program arrays as libbpf fills them; %zu inner map templates as libbpf's; %zu struct_ops programs attach to libbpf's kernel member, "

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "../check.h"
+#include "corpus.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -496,29 +497,9 @@ static void check_object(const char *dir, const char *file)
     ksym_bpf_object_free(o);
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int is_object(const struct dirent *d)
-{
-    size_t n = strlen(d->d_name);
-    return n > 6 && !strcmp(d->d_name + n - 6, ".bpf.o");
-}
-
 static void check_dir(const char *dir)
 {
-    struct dirent **ents;
-    int n = scandir(dir, &ents, is_object, by_name);
-    CHECK(n > 0);
-    for (int i = 0; i < n; i++) {
-        const char *only = getenv("KSYM_CORPUS_ONLY");
-        if (!only || strstr(ents[i]->d_name, only))
-            check_object(dir, ents[i]->d_name);
-        free(ents[i]);
-    }
-    free(ents);
+    CHECK(corpus_each(dir, check_object) > 0);
 }
 
 int main(int argc, char **argv)

@@ -18,10 +18,10 @@
  * prepare; libksym: KSYM_ERR_INVALID once its fd is given).
  */
 #include "../check.h"
+#include "corpus.h"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <errno.h>
 
 static size_t n_objects, n_open_fail, n_vars, n_maps_set, n_bss_set, n_static, n_ambiguous;
@@ -199,28 +199,9 @@ static void check_object(const char *dir, const char *file)
     bpf_object__close(lb);
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int is_object(const struct dirent *d)
-{
-    size_t n = strlen(d->d_name);
-    return n > 6 && !strcmp(d->d_name + n - 6, ".bpf.o");
-}
-
 static void check_dir(const char *dir)
 {
-    struct dirent **ents;
-    int n = scandir(dir, &ents, is_object, by_name);
-    CHECK(n > 0);
-    for (int i = 0; i < n; i++) {
-        check_object(dir, ents[i]->d_name);
-        free(ents[i]);
-    }
-    if (n > 0)
-        free(ents);
+    CHECK(corpus_each(dir, check_object) > 0);
 }
 
 int main(void)
