@@ -204,6 +204,13 @@ bpf-objects:
 	    case $$src in */aliases.bpf.c) cp $$obj $${src%.bpf.c}.dwarf.bpf.o;; esac; \
 	    [ -z "$$g" ] || $(BPF_STRIP) -g $$obj || exit 1; \
 	done
+	@# vars.bpf.o is linked with vars_part.c (bpftool gen object, as
+	@# libbpf's linker): two `static` variables named `calls` in one .bss.
+	@mkdir -p $(BUILD)
+	$(BPF_CLANG) -O2 -g -target bpf -c c-tests/bpf/vars_part.c -o $(BUILD)/vars_part.o
+	$(BPF_STRIP) -g $(BUILD)/vars_part.o
+	bpftool gen object $(BUILD)/vars.bpf.o c-tests/bpf/vars.bpf.o $(BUILD)/vars_part.o
+	mv $(BUILD)/vars.bpf.o c-tests/bpf/vars.bpf.o
 
 # compare-libbpf runs last: freeing its ~1000 programs keeps a kernel
 # worker busy for a while, which would disturb the timings.

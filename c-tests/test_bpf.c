@@ -298,6 +298,69 @@ static void test_errors(void)
 
 /* Maps of maps and a program array (c-tests/bpf/slots.bpf.c): the inner
  * map's shape and the initial slots, as the source spells them. */
+/* vars.bpf.o: variables of four data sections, and two `static` ones
+ * named `calls` in .bss (two files linked by bpftool gen object), whose
+ * offsets and sizes bpftool's dump of the object gives: .rodata targ_pid
+ * +0 (4) and verbose +4 (1); .data seed +0 (8); .data.limits limits +0
+ * (16); .bss hits +0 (8), one.calls +8, calls +12 and calls +16 (4). */
+static void test_vars(void)
+{
+    struct ksym_bpf_object *o = open_obj("vars.bpf.o");
+    CHECK(o != NULL);
+    if (!o)
+        return;
+    static const struct { const char *map, *name; size_t offset, size; } want[] = {
+        { ".rodata", "targ_pid", 0, 4 }, { ".rodata", "verbose", 4, 1 }, { ".data", "seed", 0, 8 },
+        { ".data.limits", "limits", 0, 16 }, { ".bss", "hits", 0, 8 }, { ".bss", "one.calls", 8, 4 },
+        { ".bss", "calls", 12, 4 },          { ".bss", "calls", 16, 4 },
+    };
+    size_t n = ksym_bpf_object_var_count(o);
+    CHECK(n == sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++) {
+        struct ksym_bpf_var_info v = { .sz = sizeof(v) };
+        struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+        CHECK(ksym_bpf_var_info(o, i, &v) == 0 && ksym_bpf_map_info(o, v.map, &m) == 0);
+        CHECK(!strcmp(m.name, want[i].map) && !strcmp(v.name, want[i].name));
+        CHECK(v.offset == want[i].offset && v.size == want[i].size);
+        /* hits, seed, limits, targ_pid and verbose are global; the rest static. */
+        CHECK(!!(v.flags & KSYM_BPF_VAR_GLOBAL) == (strstr(v.name, "calls") == NULL));
+    }
+    /* Two named `calls`: the name alone is refused, saying where both are. */
+    size_t x = 99;
+    uint32_t four = 4;
+    CHECK(ksym_bpf_object_find_var(o, "calls", &x) == KSYM_ERR_AMBIGUOUS && x == 99);
+    CHECK_MSG("2 variables are named `calls` (.bss+12, .bss+16");
+    CHECK(ksym_bpf_object_set_var(o, "calls", &four, 4) == KSYM_ERR_AMBIGUOUS);
+    /* The whole section instead: both set, and `hits` with them. */
+    size_t bss = 0;
+    unsigned char sec[20];
+    for (size_t k = 0; k < sizeof(sec); k++)
+        sec[k] = (unsigned char)(k + 1);
+    CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
+    CHECK(ksym_bpf_map_set_initial_value(o, bss, sec, sizeof(sec) - 1) == KSYM_ERR_INVALID);
+    CHECK_MSG("19 bytes given, its value is 20 bytes");
+    CHECK(ksym_bpf_map_set_initial_value(o, bss, sec, sizeof(sec)) == 0);
+    struct ksym_bpf_map_info m = { .sz = sizeof(m) };
+    CHECK(ksym_bpf_map_info(o, bss, &m) == 0 && m.initial_value_size == 20 && !memcmp(m.initial_value, sec, 20));
+    /* A variable of a section of its own, and a function's static. */
+    uint32_t lim[4] = { 10, 20, 30, 40 };
+    size_t limits = 0;
+    CHECK(ksym_bpf_object_set_var(o, "limits", lim, sizeof(lim)) == 0);
+    CHECK(ksym_bpf_object_find_map(o, ".data.limits", &limits) == 0 && ksym_bpf_map_info(o, limits, &m) == 0);
+    CHECK(m.initial_value_size == 16 && !memcmp(m.initial_value, lim, 16));
+    CHECK(ksym_bpf_object_set_var(o, "one.calls", &four, 4) == 0);
+    CHECK(ksym_bpf_map_info(o, bss, &m) == 0 && !memcmp((const char *)m.initial_value + 8, &four, 4));
+    /* Once its map exists, a section's variables stay as they were. */
+    size_t rodata = 0;
+    CHECK(ksym_bpf_object_find_map(o, ".rodata", &rodata) == 0);
+    CHECK(ksym_bpf_object_set_var(o, "targ_pid", &four, 4) == 0);
+    CHECK(ksym_bpf_object_set_map_fd(o, rodata, 7) == 0);
+    CHECK(ksym_bpf_object_set_var(o, "targ_pid", &lim[0], 4) == KSYM_ERR_INVALID);
+    CHECK_MSG("map `.rodata` was created already (its fd was given with ksym_bpf_object_set_map_fd)");
+    CHECK(ksym_bpf_map_info(o, rodata, &m) == 0 && !memcmp(m.initial_value, &four, 4));
+    ksym_bpf_object_free(o);
+}
+
 static void test_slots(void)
 {
     struct ksym_bpf_object *o = open_obj("slots.bpf.o");
@@ -396,6 +459,7 @@ int main(void)
     test_inspect();
     test_relocate();
     test_errors();
+    test_vars();
     test_slots();
     test_struct_ops();
     char cmd[128];

@@ -21,8 +21,8 @@ impl Object {
     }
 
     /// The index of the variable named `name`. `NotFound` lists the
-    /// variables; `Ambiguous` when several data sections have one of that
-    /// name (`static` variables of different sections), naming them.
+    /// variables; `Ambiguous` when several have that name (`static` ones
+    /// of different functions or files), saying where each is.
     pub fn find_var(&self, name: &[u8]) -> Result<usize> {
         let mut hits = self
             .vars
@@ -51,18 +51,18 @@ impl Object {
                 )
             }));
         };
-        let others: Vec<String> = hits
-            .map(|(_, v)| self.maps[v.map].name.to_string_lossy().into_owned())
-            .collect();
+        let at = |v: &Var| format!("{}+{}", self.maps[v.map].name.to_string_lossy(), v.offset);
+        let others: Vec<String> = hits.map(|(_, v)| at(v)).collect();
         if others.is_empty() {
             return Ok(first);
         }
         Err(Error::with_kind(
             ErrorKind::Ambiguous,
             format!(
-                "variable `{shown}` is in several data sections ({}, {}): set it with \
-                 the section's whole initial value",
-                self.maps[self.vars[first].map].name.to_string_lossy(),
+                "{} variables are named `{shown}` ({}, {}: `static` ones of different functions \
+                 or files): set the section's whole initial value instead",
+                others.len() + 1,
+                at(&self.vars[first]),
                 others.join(", ")
             ),
         ))

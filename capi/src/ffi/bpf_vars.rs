@@ -80,9 +80,9 @@ pub unsafe extern "C" fn ksym_bpf_var_info(
 }
 
 /// Finds a variable by name. KSYM_ERR_NOT_FOUND lists the object's
-/// variables; KSYM_ERR_AMBIGUOUS when `static` variables of several data
-/// sections share the name (set the section with
-/// ksym_bpf_map_set_initial_value then).
+/// variables; KSYM_ERR_AMBIGUOUS when several share the name (`static`
+/// ones of files linked into one object), saying where each is: set their
+/// section with ksym_bpf_map_set_initial_value then.
 ///
 /// # Safety
 /// `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
