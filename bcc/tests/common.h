@@ -130,6 +130,23 @@ static inline struct lines read_lines(const char *path)
     return ls;
 }
 
+/* A digest of /proc/kallsyms (FNV-1a of its text), to see whether it
+ * changed during a run: a BPF program or trampoline that came or went
+ * changes which of several names at one address bcc answers. */
+static inline uint64_t kallsyms_digest(void)
+{
+    FILE *f = fopen("/proc/kallsyms", "r");
+    uint64_t h = 1469598103934665603ULL;
+    char buf[65536];
+    size_t k;
+    while (f && (k = fread(buf, 1, sizeof(buf), f)) > 0)
+        for (size_t i = 0; i < k; i++)
+            h = (h ^ (unsigned char)buf[i]) * 1099511628211ULL;
+    if (f)
+        fclose(f);
+    return h;
+}
+
 static inline int str_eq(const char *a, const char *b)
 {
     return a == b || (a && b && strcmp(a, b) == 0);

@@ -596,18 +596,6 @@ static void test_modprobe(const char *module)
 
 /* ----- main ------------------------------------------------------------------------- */
 
-/* A digest of the live file, to see whether it changed during a run. */
-static uint64_t digest(const char *path)
-{
-    size_t len;
-    char *t = slurp(path, &len);
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)t[i]) * 1099511628211ULL;
-    free(t);
-    return h;
-}
-
 int main(int argc, char **argv)
 {
     bcc = load_bcc();
@@ -630,9 +618,9 @@ int main(int argc, char **argv)
             for (int attempt = 1;; attempt++) {
                 long m0 = mismatches;
                 int f0 = failures;
-                uint64_t d0 = digest("/proc/kallsyms");
+                uint64_t d0 = kallsyms_digest();
                 run("/proc/kallsyms");
-                if (digest("/proc/kallsyms") == d0 || attempt == 3)
+                if (kallsyms_digest() == d0 || attempt == 3)
                     break;
                 printf("  /proc/kallsyms changed during the run (a BPF program or trampoline): again\n");
                 mismatches = m0;

@@ -166,7 +166,8 @@ static void *churn(void *arg)
     return NULL;
 }
 
-static void test_threads(void)
+/* One run of the threads' test; how many answers differ from bcc's. */
+static long threads_once(void *b)
 {
     FILE *f = fopen("/proc/kallsyms", "r");
     char line[512];
@@ -183,7 +184,6 @@ static void test_threads(void)
         fclose(f);
     for (; n < NADDR; n++)
         addrs[n] = 0xffffffff81000000ULL + n * 4096;
-    void *b = bcc.symcache_new(-1, NULL);
     for (size_t i = 0; i < NADDR; i++)
         want_r[i] = bcc.resolve(b, addrs[i], &want[i]);
     /* A new cache: the first answers load it, from every thread at once. */
@@ -200,10 +200,31 @@ static void test_threads(void)
     }
     stop_churn = 1;
     pthread_join(ch, NULL);
+    shim.free_symcache(shared_cache, -1);
+    stop_churn = 0;
+    return bad;
+}
+
+static void test_threads(void)
+{
+    /* bcc's cache and the shim's each read /proc/kallsyms once: a BPF
+     * program or trampoline that came or went in between (the tests before
+     * this one free theirs lazily) changes bcc's answers, not the shim's
+     * alone. Such a run is done again (at most three times). */
+    long bad = 0;
+    void *b = NULL;
+    for (int attempt = 1;; attempt++) {
+        uint64_t d0 = kallsyms_digest();
+        b = bcc.symcache_new(-1, NULL);
+        bad = threads_once(b);
+        if (kallsyms_digest() == d0 || attempt == 3)
+            break;
+        printf("  /proc/kallsyms changed during the run (a BPF program or trampoline): again\n");
+        bcc.free_symcache(b, -1);
+    }
     CHECK(bad == 0);
     printf("threads: %d threads x %d answers on one new cache, caches made and freed meanwhile: %ld differ from bcc\n",
            NTHREADS, NADDR, bad);
-    shim.free_symcache(shared_cache, -1);
     test_refresh_threads();
     bcc.free_symcache(b, -1);
 }
