@@ -40,8 +40,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -568,16 +566,6 @@ static void test_tcpconnect(void)
     close(srv);
     kl_unload(&l);
     ksym_bpf_object_free(o);
-}
-
-/* tracefs in a mount namespace of this process, where nothing mounted it
- * (the development VM): the tracepoints' ids are there. */
-static void private_tracefs(void)
-{
-    if (kl_tracefs() || unshare(CLONE_NEWNS) != 0)
-        return;
-    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0)
-        mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 }
 
 int main(void)

@@ -601,6 +601,7 @@ int main(void)
     live = btf && avail == 0;
     if (btf && !live)
         KERNEL_SKIP("bpf() is not available (%s): nothing is loaded", strerror(-avail));
+    private_tracefs();
     struct ksym_btf *b61 = open_61();
     test_alternatives(btf, b61);
     test_placeholders(btf, b61);
