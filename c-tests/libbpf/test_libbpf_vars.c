@@ -219,7 +219,7 @@ int main(void)
     snprintf(dir, sizeof(dir), "%s/libbpf-tools-0.26", data);
     check_dir(dir);
     printf("  variables: %zu objects (libbpf opens all but %zu): %zu variables as libbpf places them (%zu static), "
-           "%zu set as a skeleton sets them (%zu names in several sections refused as ambiguous), %zu data maps "
+           "%zu set as a skeleton sets them (%zu sharing their name with another, refused as ambiguous), %zu data maps "
            "with libbpf's bytes after (%zu .bss)\n",
            n_objects, n_open_fail, n_vars, n_static, n_vars - n_ambiguous, n_ambiguous, n_maps_set, n_bss_set);
     CHECK(n_vars > 500 && n_bss_set > 20);
