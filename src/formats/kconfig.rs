@@ -17,7 +17,9 @@ pub struct Entry<'a> {
 /// Every setting of `text` in order. Comments (`# CONFIG_X is not set`)
 /// and lines that do not start with `CONFIG_` are skipped; a `CONFIG_`
 /// line without `=` or without a value is an error naming it, as in
-/// libbpf.
+/// libbpf. A CR before a line's LF is its end (a file saved with CRLF
+/// line ends), not the value's: libbpf keeps it there, and then reads
+/// `y\r` as `y` but fails `250\r` and `"s"\r`.
 pub fn entries(text: &[u8]) -> impl Iterator<Item = Result<Entry<'_>>> {
     text.split(|&b| b == b'\n')
         .enumerate()
