@@ -194,6 +194,40 @@ out:
     ksym_btf_free(b);
 }
 
+/* The trampoline rules of the kernel the BTF is of, not the running
+ * one's (ksym_btf_opts.kernel_release). bpftool's dump of the 6.1 BTF:
+ * kmem_cache_create_usercopy (FUNC 12462) takes 7 arguments, every one a
+ * pointer or an integer (name, size, align, flags, useroffset, usersize,
+ * ctor): 7 registers, which x86-64's trampoline takes from Linux 6.6, not
+ * before; kmem_cache_create (12460) takes the first 4 and ctor: 5. */
+static void test_release_rules(void)
+{
+    static const struct {
+        const char *release;
+        int usercopy; /* aliases expected for kmem_cache_create_usercopy */
+    } cases[] = {
+        { "6.1.0-57-amd64", 0 }, { "6.5.13", 0 }, { "6.6.0", 1 }, { "6.18.44-fc-v1147", 1 },
+        /* No version to read: nothing is left out. */
+        { "unknown", 1 },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        KSYM_OPTS(ksym_btf_opts, bo, .vmlinux_btf_path = vmlinux, .module_btf_dir = "", .filter_functions_path = "",
+                  .kallsyms_path = kallsyms, .kernel_release = cases[c].release);
+        struct ksym_btf *b = ksym_btf_open(&bo);
+        struct ksym_bpf_object *o = open_obj("trace.bpf.o");
+        size_t count = 0;
+        CHECK(b && o && ksym_bpf_object_find_program(o, "count", &count) == 0);
+        if (b && o) {
+            struct ksym_btf_stats st = { .sz = sizeof(st) };
+            CHECK(ksym_bpf_program_expand(o, count, "kmem_cache_create_usercopy", b) == cases[c].usercopy);
+            CHECK(ksym_bpf_program_expand(o, count, "kmem_cache_create", b) == 1);
+            CHECK(ksym_btf_stats(b, &st) == 0 && st.trampoline_refused == (size_t)!cases[c].usercopy);
+        }
+        ksym_bpf_object_free(o);
+        ksym_btf_free(b);
+    }
+}
+
 static void test_expand(void)
 {
     struct ksym_btf *b = open_61();
@@ -474,6 +508,7 @@ int main(void)
     test_open_errors();
     test_attach();
     test_expand();
+    test_release_rules();
     test_filter();
     test_snapshot();
     return finish("test_btf");

@@ -724,6 +724,17 @@ struct ksym_btf_opts {
      * only in a snapshot_dir named here.
      */
     const char *snapshot_dir;
+    /**
+     * The release of the kernel the BTF is of ("6.1.0-13-amd64"; NULL:
+     * the running kernel's, `uname -r`): its BPF trampoline's rules are
+     * what ksym_bpf_program_expand leaves out for fentry, fexit and
+     * fmod_ret (more than 6 argument registers before 6.6 on x86-64,
+     * structs by value before 6.1...). Set it with another kernel's
+     * vmlinux_btf_path; a release that does not start with a version
+     * leaves nothing out. Nothing else reads it (name that kernel's
+     * config in kconfig_path).
+     */
+    const char *kernel_release;
 };
 
 /**

@@ -42,6 +42,15 @@ pub struct ksym_btf_opts {
     /// The running kernel's BTF gets one in /run/ksym; a vmlinux_btf_path
     /// only in a snapshot_dir named here.
     pub snapshot_dir: *const c_char,
+    /// The release of the kernel the BTF is of ("6.1.0-13-amd64"; NULL:
+    /// the running kernel's, `uname -r`): its BPF trampoline's rules are
+    /// what ksym_bpf_program_expand leaves out for fentry, fexit and
+    /// fmod_ret (more than 6 argument registers before 6.6 on x86-64,
+    /// structs by value before 6.1...). Set it with another kernel's
+    /// vmlinux_btf_path; a release that does not start with a version
+    /// leaves nothing out. Nothing else reads it (name that kernel's
+    /// config in kconfig_path).
+    pub kernel_release: *const c_char,
 }
 
 impl Default for ksym_btf_opts {
@@ -56,6 +65,7 @@ impl Default for ksym_btf_opts {
             reserved: 0,
             kallsyms_path: std::ptr::null(),
             snapshot_dir: std::ptr::null(),
+            kernel_release: std::ptr::null(),
         }
     }
 }
@@ -184,8 +194,13 @@ pub unsafe extern "C" fn ksym_btf_open(opts: *const ksym_btf_opts) -> *mut ksym_
                 boot_id_path: None,
             }
         };
+        let mut btf = KernelBtf::open(&options)?;
+        if !o.kernel_release.is_null() {
+            // SAFETY: a NUL-terminated string of the caller's (# Safety).
+            btf = btf.with_kernel_release(unsafe { c_bytes(o.kernel_release, "kernel_release") }?);
+        }
         Ok(Box::into_raw(Box::new(ksym_btf {
-            inner: Arc::new(KernelBtf::open(&options)?),
+            inner: Arc::new(btf),
         })))
     })
 }
