@@ -27,7 +27,11 @@
  *     ext4 and an xfs file system on loop devices (in the guest both are
  *     modules: the fentry programs attach through their BTF objects);
  *   - tcpconnect -c (kprobe and kretprobe on tcp_v4_connect): N connects
- *     to a local listener.
+ *     to a local listener;
+ *   - execsnoop -x (tracepoints, events through a perf event array read
+ *     from one ring per CPU): a child's exec of /bin/true with its
+ *     arguments, and a failed exec, each reported once with its pid,
+ *     parent, arguments, result and name.
  * What the kernel cannot do here (no kprobes, no fentry, no modules: the
  * development VM) is a visible skip (NEED_SKIP), a failure under
  * KSYM_REQUIRE; the qemu guest (make test-guest) runs all of it.
@@ -39,6 +43,9 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -568,8 +575,220 @@ static void test_tcpconnect(void)
     ksym_bpf_object_free(o);
 }
 
-int main(void)
+/* ---- execsnoop: tracepoint/syscalls/sys_{enter,exit}_execve, events
+ * through a perf event array, one ring per CPU as libbpf's perf_buffer
+ * makes them ---------------------------------------------------------- */
+
+struct ring {
+    int fd;
+    unsigned char *base; /* the header page, then `size` bytes of data */
+    size_t size;
+};
+
+/* A BPF output ring on each CPU that has one, its fd at the CPU's key of
+ * perf event array `map_fd`; how many. */
+static int rings_open(int map_fd, struct ring *r, int ncpu)
 {
+    long page = sysconf(_SC_PAGESIZE);
+    int n = 0;
+    for (int cpu = 0; cpu < ncpu; cpu++) {
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof(a));
+        a.size = sizeof(a);
+        a.type = PERF_TYPE_SOFTWARE;
+        a.config = PERF_COUNT_SW_BPF_OUTPUT;
+        a.sample_type = PERF_SAMPLE_RAW;
+        a.sample_period = 1;
+        a.wakeup_events = 1;
+        int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0)
+            continue; /* a possible CPU that is offline */
+        size_t size = 16 * (size_t)page;
+        void *base = mmap(NULL, (size_t)page + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        uint32_t key = (uint32_t)cpu;
+        CHECK(base != MAP_FAILED && kl_map_update(map_fd, &key, &fd) == 0 &&
+              ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0);
+        r[n].fd = fd;
+        r[n].base = base == MAP_FAILED ? NULL : base;
+        r[n].size = size;
+        n++;
+    }
+    return n;
+}
+
+/* Each sample's raw data of every ring, to `cb`; the rings emptied. */
+static void rings_read(struct ring *r, int n, void (*cb)(const unsigned char *raw, uint32_t size))
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++) {
+        if (!r[i].base)
+            continue;
+        struct perf_event_mmap_page *h = (void *)r[i].base;
+        unsigned char *data = r[i].base + page;
+        uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE), tail = h->data_tail;
+        while (tail < head) {
+            struct perf_event_header eh;
+            unsigned char rec[16384];
+            for (size_t k = 0; k < sizeof(eh); k++)
+                ((unsigned char *)&eh)[k] = data[(tail + k) % r[i].size];
+            if (eh.size < sizeof(eh) || eh.size > sizeof(rec))
+                break;
+            for (size_t k = 0; k < eh.size; k++)
+                rec[k] = data[(tail + k) % r[i].size];
+            if (eh.type == PERF_RECORD_SAMPLE) {
+                uint32_t raw;
+                memcpy(&raw, rec + sizeof(eh), sizeof(raw));
+                if (raw <= eh.size - sizeof(eh) - sizeof(raw))
+                    cb(rec + sizeof(eh) + sizeof(raw), raw);
+            }
+            tail += eh.size;
+        }
+        __atomic_store_n(&h->data_tail, tail, __ATOMIC_RELEASE);
+    }
+}
+
+static void rings_close(struct ring *r, int n)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++) {
+        if (r[i].base)
+            munmap(r[i].base, (size_t)page + r[i].size);
+        close(r[i].fd);
+    }
+}
+
+/* execsnoop's struct event (bpftool's dump of the object's BTF: 7720
+ * bytes), the fields read here. */
+struct exec_event {
+    int32_t pid, ppid;
+    uint32_t uid;
+    int32_t retval, args_count;
+    uint32_t args_size;
+    char comm[16];
+    char args[7720 - 40];
+};
+
+static pid_t exec_child_pid;
+static int exec_seen, exec_ok, exec_failed_seen, exec_failing;
+static char exec_comm[17];
+static char self_path[4096];
+
+static void on_exec(const unsigned char *raw, uint32_t size)
+{
+    struct exec_event e;
+    memset(&e, 0, sizeof(e));
+    memcpy(&e, raw, size < sizeof(e) ? size : sizeof(e));
+    if (e.pid != exec_child_pid || (exec_failing && e.retval == 0))
+        return; /* another process's exec, or the child's of this test */
+    exec_seen++;
+    static const char args[] = "/bin/true\0ksym-execsnoop\0" "42";
+    if (e.retval == 0) {
+        /* The filename, then argv[1...] (execsnoop skips argv[0]). */
+        exec_ok = e.ppid == getpid() && e.uid == getuid() && e.args_count == 3 &&
+                  e.args_size == sizeof(args) && !memcmp(e.args, args, sizeof(args)) &&
+                  !strncmp(e.comm, "true", 16);
+        if (!exec_ok)
+            fprintf(stderr, "execsnoop: pid %d ppid %d uid %u retval %d args %d (%u bytes) comm %.16s\n", e.pid,
+                    e.ppid, e.uid, e.retval, e.args_count, e.args_size, e.comm);
+    } else {
+        static const char bad[] = "/nonexistent/ksym-execsnoop";
+        exec_failed_seen = e.retval == -ENOENT && !strncmp(e.args, bad, sizeof(bad)) &&
+                           !strncmp(e.comm, exec_comm, 16);
+    }
+}
+
+/* execv(path) with the arguments `true ksym-execsnoop 42`, copied to the
+ * stack first: a tracepoint program reads them without faulting pages in,
+ * and a child's pages of the binary's own constants are not mapped until
+ * it touches them. */
+static void exec_args(const char *path)
+{
+    char file[64], a0[8], a1[32], a2[8];
+    snprintf(file, sizeof(file), "%s", path);
+    snprintf(a0, sizeof(a0), "true");
+    snprintf(a1, sizeof(a1), "ksym-execsnoop");
+    snprintf(a2, sizeof(a2), "42");
+    char *argv[4] = { a0, a1, a2, NULL };
+    execv(file, argv);
+}
+
+/* A child that execs /bin/true once told to; or (`failing`) this test's
+ * own binary, which then execs a file that does not exist: run natively
+ * even under valgrind (which does not trace children, and answers an
+ * execve of a missing file itself, never reaching the kernel). */
+static void exec_once(int failing)
+{
+    int p[2];
+    CHECK(pipe(p) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        close(p[1]);
+        if (read(p[0], &c, 1) != 1)
+            _exit(126);
+        if (failing) {
+            setenv("KSYM_TEST_EXEC_MISSING", "1", 1);
+            execl(self_path, self_path, (char *)NULL);
+        } else {
+            exec_args("/bin/true");
+        }
+        _exit(127);
+    }
+    close(p[0]);
+    exec_child_pid = pid;
+    CHECK(write(p[1], "x", 1) == 1);
+    close(p[1]);
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+}
+
+static void test_execsnoop(void)
+{
+    struct ksym_bpf_object *o = open_tool("execsnoop");
+    if (!o)
+        return;
+    /* execsnoop -x: failed execs too (ignore_failed false). */
+    set_bool(o, "ignore_failed", false);
+    struct kl_loaded l;
+    int err = run(o, &l, "execsnoop");
+    if (err == -ENOENT && !kl_tracefs()) {
+        NEED_SKIP("tracefs", "execsnoop: no tracefs to find the execve tracepoints' ids in");
+    } else {
+        CHECK(err == 0);
+        struct ring r[512];
+        int ncpu = kl_possible_cpus();
+        int n = err ? 0 : rings_open(l.map_fds[map(o, "events")], r, ncpu < 512 ? ncpu : 512);
+        CHECK(err || n > 0);
+        /* The failing process's name: this binary's, as the kernel cuts
+         * it (15 bytes). */
+        const char *base = strrchr(self_path, '/');
+        snprintf(exec_comm, sizeof(exec_comm), "%.15s", base ? base + 1 : self_path);
+        if (n > 0) {
+            exec_once(0);
+            rings_read(r, n, on_exec);
+            CHECK(exec_seen == 1 && exec_ok);
+            exec_seen = 0;
+            exec_failing = 1;
+            exec_once(1);
+            rings_read(r, n, on_exec);
+            CHECK(exec_seen == 1 && exec_failed_seen);
+            exec_failing = 0;
+        }
+        rings_close(r, n);
+    }
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (getenv("KSYM_TEST_EXEC_MISSING")) {
+        exec_args("/nonexistent/ksym-execsnoop");
+        return errno == ENOENT ? 3 : 127;
+    }
+    if (!realpath(argv[0], self_path))
+        snprintf(self_path, sizeof(self_path), "%s", argv[0]);
     const char *data = getenv("KSYM_TESTDATA");
     static char dir[512];
     if (!data) {
@@ -588,6 +807,7 @@ int main(void)
     test_funclatency();
     test_fsdist();
     test_tcpconnect();
+    test_execsnoop();
     ksym_btf_free(kbtf);
     return finish("test_real_tools_kernel");
 }
