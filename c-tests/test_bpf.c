@@ -359,6 +359,14 @@ static void test_vars(void)
     CHECK_MSG("map `.rodata` was created already (its fd was given with ksym_bpf_object_set_map_fd)");
     CHECK(ksym_bpf_map_info(o, rodata, &m) == 0 && !memcmp(m.initial_value, &four, 4));
     ksym_bpf_object_free(o);
+    /* .kconfig is resolve_btf's to fill in, not the loader's. */
+    o = open_obj("kconfig.bpf.o");
+    size_t kc = 0;
+    static unsigned char zeros[4096];
+    CHECK(o && ksym_bpf_object_find_map(o, ".kconfig", &kc) == 0 && ksym_bpf_map_info(o, kc, &m) == 0);
+    CHECK(m.value_size <= sizeof(zeros) && ksym_bpf_map_set_initial_value(o, kc, zeros, m.value_size) == KSYM_ERR_INVALID);
+    CHECK_MSG("holds the `.kconfig` externs' values, which ksym_bpf_object_resolve_btf fills in");
+    ksym_bpf_object_free(o);
 }
 
 static void test_slots(void)

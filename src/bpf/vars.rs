@@ -137,6 +137,12 @@ impl Object {
     fn writable_data_map(&self, map: usize) -> Result<&Map> {
         let m = self.map(map)?;
         let name = m.name.to_string_lossy();
+        if Some(map) == self.kconfig_map {
+            return Err(Error::invalid(format!(
+                "map `{name}` holds the `.kconfig` externs' values, which "
+            ))
+            .then_call(Call::ResolveBtf, " fills in"));
+        }
         if !self.data_maps.contains(&map) {
             return Err(Error::invalid(format!(
                 "map `{name}` is not a data section's: its contents are the loader's \
