@@ -17,7 +17,8 @@
  * the kernel adds its own:
  *   - syscount (tracepoint raw_syscalls, filter_pid): N getppid calls;
  *   - runqlat (tp_btf, and its raw_tp twins as on a kernel without BTF
- *     tracepoints; targ_tgid, targ_per_thread): N sleeps, each woken;
+ *     tracepoints; targ_tgid, targ_per_thread): one latency each time the
+ *     thread was switched back in, as the kernel counts its switches;
  *   - funclatency (kprobe and kretprobe placeholders retargeted, as
  *     funclatency -p PID FUNC): N reads for vfs_read, N reads of a dummy
  *     device's statistics for a module function (dummy_get_stats64);
@@ -192,6 +193,43 @@ static void test_syscount(void)
 
 /* ---- runqlat: tp_btf/sched_* or raw_tp/sched_* -------------------------- */
 
+/* This thread's context switches so far, voluntary and not, as the
+ * kernel counts them (/proc/thread-self/status); -1 if unreadable. */
+static long context_switches(void)
+{
+    FILE *f = fopen("/proc/thread-self/status", "r");
+    char line[256];
+    long v, total = 0;
+    int found = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+            sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1) {
+            total += v;
+            found++;
+        }
+    if (f)
+        fclose(f);
+    return found == 2 ? total : -1;
+}
+
+/* The latencies runqlat's histogram of thread `key` holds (its comm
+ * left in h[26...]), and in `*switches` the thread's context switches at
+ * that moment: both read with no switch between them (read again until
+ * the count is the same before and after). */
+static uint64_t latencies(int hists, uint32_t key, uint32_t h[30], long *switches)
+{
+    uint64_t n = 0;
+    for (int tries = 0; tries < 100; tries++) {
+        long before = context_switches();
+        memset(h, 0, 30 * sizeof(*h));
+        n = kl_map_lookup(hists, &key, h) == 0 ? sum_u32(h, 26) : 0;
+        *switches = context_switches();
+        if (before == *switches)
+            break;
+    }
+    return n;
+}
+
 static void runqlat_once(int use_btf)
 {
     struct ksym_bpf_object *o = open_tool("runqlat");
@@ -211,20 +249,26 @@ static void runqlat_once(int use_btf)
     CHECK(err == 0);
     if (!err) {
         enum { N = 20 };
+        /* struct hist { u32 slots[26]; char comm[16]; } keyed by thread id. */
+        uint32_t key = (uint32_t)getpid(), h[30];
+        int hists = l.map_fds[map(o, "hists")];
+        long c0, c1;
+        uint64_t h0 = latencies(hists, key, h, &c0);
         for (int k = 0; k < N; k++) {
             struct timespec ts = { 0, 1000000 };
             nanosleep(&ts, NULL);
         }
-        /* struct hist { u32 slots[26]; char comm[16]; } keyed by thread id. */
-        uint32_t key = (uint32_t)getpid(), h[30];
-        memset(h, 0, sizeof(h));
-        CHECK(kl_map_lookup(l.map_fds[map(o, "hists")], &key, h) == 0);
-        uint64_t n = sum_u32(h, 26);
-        /* Each sleep ends in a wake-up, then a switch in; the kernel may
-         * preempt the thread a few more times. */
-        if (n < N || n > 4 * N)
-            fprintf(stderr, "runqlat: %llu run queue latencies for %d sleeps\n", (unsigned long long)n, N);
-        CHECK(n >= N && n <= 4 * N);
+        uint64_t n = latencies(hists, key, h, &c1) - h0;
+        /* Every time the thread was switched out (asleep or preempted),
+         * its switch back in is one run queue latency: the kernel's own
+         * count of the thread's switches is the oracle. (Not one per
+         * sleep: a timer that fires before the thread is switched out
+         * wakes it where it runs.) */
+        long d = c1 - c0;
+        if (c0 < 0 || d < N / 2 || (long)n != d)
+            fprintf(stderr, "runqlat: %llu run queue latencies, the thread switched %ld times, for %d sleeps\n",
+                    (unsigned long long)n, d, N);
+        CHECK(c0 >= 0 && d >= N / 2 && (long)n == d);
         /* The thread's name, as the kernel gives it. */
         char comm[17] = "";
         int fd = open("/proc/self/comm", O_RDONLY);
