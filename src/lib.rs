@@ -58,7 +58,6 @@
 // Nothing of the API is of a type a user cannot name (a core type leaking
 // through a public signature or field).
 #![cfg_attr(not(feature = "internals"), warn(unnameable_types))]
-#![cfg_attr(not(feature = "internals"), warn(unnameable_types))]
 // What only tests, fuzz targets and the bench use is reachable through
 // `internals` alone: without that feature it looks dead (or its `pub use`
 // unused) to the compiler (about ten items).

@@ -32,6 +32,7 @@ pub(crate) mod btf_ext;
 pub(crate) mod core;
 mod elf;
 mod externs;
+mod kconfig_values;
 mod file;
 pub(crate) mod insn;
 pub(crate) mod kinds;
@@ -45,13 +46,15 @@ mod programs;
 mod reloc;
 mod relocate;
 pub(crate) mod section;
+mod section_defs;
 mod struct_ops;
 mod struct_ops_types;
 mod vars;
 
 pub use attach::AttachInfo;
-pub use externs::{kernel_version_of, running_kernel_version, Extern, ExternKind, Kcfg, KcfgType};
+pub use externs::{Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;
+pub use kconfig_values::{kernel_version_of, running_kernel_version};
 pub use kinds::{attach_type_name, map_type_name, prog_type_name};
 pub use object::{
     Map, Object, Program, Reloc, RelocKind, Slot, SlotTarget, Var, FUNC_INFO_SIZE, LINE_INFO_SIZE,

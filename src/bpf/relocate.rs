@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use super::core::{self, Cands};
-use super::externs::{self, KernelFacts};
+use super::externs;
+use super::kconfig_values::{self, KernelFacts};
 use super::object::{KernelStep, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
 use super::{reloc, struct_ops};
 use crate::btf::KernelBtf;
@@ -118,7 +119,7 @@ impl Object {
         let kconfig = match (&externs, self.kconfig_map) {
             (Ok(_), Some(m)) => {
                 let facts = RunningKernel { kernel };
-                externs::kconfig_values(
+                kconfig_values::kconfig_values(
                     &mut self.externs,
                     || Ok(kernel.kconfig()?.to_vec()),
                     &facts,
@@ -364,7 +365,7 @@ impl Object {
 }
 
 /// `LINUX_KERNEL_VERSION` read as libbpf's `get_kernel_version` reads it
-/// ([`externs::running_kernel_version`]), from Ubuntu's `signature` file
+/// ([`kconfig_values::running_kernel_version`]), from Ubuntu's `signature` file
 /// (absent elsewhere) and the kernel's `release` and `version` (`uname -r`
 /// and `-v`: /proc/sys/kernel/osrelease and version for the running
 /// kernel; `uname()` itself when either cannot be read). The running
@@ -385,7 +386,7 @@ pub fn kernel_version_in(signature: &Path, release: &Path, version: &Path) -> u6
         (Some(r), Some(v)) => (r, v),
         _ => crate::base::sys::kernel_release_version(),
     };
-    externs::running_kernel_version(sig.as_deref(), &release, &version)
+    kconfig_values::running_kernel_version(sig.as_deref(), &release, &version)
 }
 
 /// The `LINUX_*` values `.kconfig` externs get on the running kernel, as

@@ -649,7 +649,7 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
 /// by hand (KERNEL_VERSION(a, b, c) = a << 16 | b << 8 | min(c, 255)).
 #[test]
 fn kernel_version_from_ubuntu_debian_and_plain_releases() {
-    use super::externs::running_kernel_version as v;
+    use super::kconfig_values::running_kernel_version as v;
     // Debian 12's stock kernel (the 6.1 guest): the release says 6.1.0,
     // the kernel checks 6.1.192.
     let debian = b"#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)";
