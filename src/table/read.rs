@@ -84,20 +84,8 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
     let read_err = |e: std::io::Error| Error::io(&e, format!("cannot read {shown}"));
 
     // Read the first line whole: the format is recognised from it.
-    let mut filled = 0usize;
     let text = &mut buf[base..];
-    while memchr::memchr(b'\n', &text[..filled]).is_none() && filled < text.len() {
-        if filled > MAX_LINE {
-            return Err(line_too_long(&shown, 0));
-        }
-        let end = text.len().min(filled + READ_SLICE);
-        match f.read(&mut text[filled..end]) {
-            Ok(0) => break,
-            Ok(k) => filled += k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(read_err(e)),
-        }
-    }
+    let mut filled = read_first_line(&mut f, text, &shown)?;
     let format = Format::detect(&text[..filled]);
     // Room for as many lines as the reservation can hold: address space
     // only, and the vectors never move (a move would stall the reader).
@@ -182,24 +170,8 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
         drop(tx);
         worker.join()
     });
-    match outcome {
-        Ok(Ok(())) => {}
-        Ok(Err(fail)) => {
-            if buf[base..base + sent]
-                .iter()
-                .all(|b| b.is_ascii_whitespace())
-            {
-                return Err(answer::empty(&shown));
-            }
-            return Err(fail.into_error(&shown));
-        }
-        Err(_) => {
-            return Err(Error::new(
-                crate::error::INTERNAL,
-                "the parser thread panicked",
-            ))
-        }
-    }
+    // The parser's failure first: a read error or the limit may follow it.
+    parser_outcome(outcome, &buf[base..base + sent], &shown)?;
     if let Some(e) = io_error {
         return Err(read_err(e));
     }
@@ -219,20 +191,70 @@ pub(crate) fn read_and_parse(path: &Path, sink: Option<TextSink<'_>>) -> Result<
             return Err(too_large());
         }
         read_ns = t0.elapsed().as_nanos() as u64;
-        if buf.last() != Some(&b'\n') {
-            buf.push(b'\n');
-        }
-        let len = buf.len();
-        parser
-            .feed(&mut buf[base + sent..len], base + sent)
-            .map_err(|f| f.into_error(&shown))?;
-        sent = len - base;
+        sent = parse_rest(&mut parser, &mut buf, base, sent, &shown)?;
     }
     buf.truncate(base + sent);
     if parser.lines == 0 {
         return Err(answer::empty(&shown));
     }
     Ok((buf, parser.finish(base, sent, read_ns)))
+}
+
+/// What the parser thread's end says: its failure on the `parsed` text
+/// (blank text is an empty file), or its panic.
+fn parser_outcome(
+    outcome: std::thread::Result<std::result::Result<(), LineFailure>>,
+    parsed: &[u8],
+    shown: &str,
+) -> Result<()> {
+    match outcome {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) if parsed.iter().all(|b| b.is_ascii_whitespace()) => Err(answer::empty(shown)),
+        Ok(Err(fail)) => Err(fail.into_error(shown)),
+        Err(_) => Err(Error::new(
+            crate::error::INTERNAL,
+            "the parser thread panicked",
+        )),
+    }
+}
+
+/// Reads into `text` until it holds the first line whole (or the file
+/// ends, or `text` is full); returns how many bytes it read.
+fn read_first_line(f: &mut File, text: &mut [u8], shown: &str) -> Result<usize> {
+    let mut filled = 0usize;
+    while memchr::memchr(b'\n', &text[..filled]).is_none() && filled < text.len() {
+        if filled > MAX_LINE {
+            return Err(line_too_long(shown, 0));
+        }
+        let end = text.len().min(filled + READ_SLICE);
+        match f.read(&mut text[filled..end]) {
+            Ok(0) => break,
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(&e, format!("cannot read {shown}"))),
+        }
+    }
+    Ok(filled)
+}
+
+/// Parses what follows the `sent` bytes of `buf[base..]` that the parser
+/// has seen (a last line gets its newline); returns the bytes parsed in
+/// all.
+fn parse_rest(
+    parser: &mut Parser,
+    buf: &mut Vec<u8>,
+    base: usize,
+    sent: usize,
+    shown: &str,
+) -> Result<usize> {
+    if buf.last() != Some(&b'\n') {
+        buf.push(b'\n');
+    }
+    let len = buf.len();
+    parser
+        .feed(&mut buf[base + sent..len], base + sent)
+        .map_err(|f| f.into_error(shown))?;
+    Ok(len - base)
 }
 
 /// Reads a regular file of `size` bytes into `buf[base..]`: two halves by
