@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -189,6 +190,52 @@ static void test_attach(void)
     } small = { 16, 0, 0, 0xfeedf00d };
     CHECK(ksym_bpf_program_attach_info(o, fexit, (struct ksym_bpf_attach *)(void *)&small) == 0);
     CHECK(small.prog_type == 26 && small.eat == 25 && small.canary == 0xfeedf00d);
+out:
+    ksym_bpf_object_free(o);
+    ksym_btf_free(b);
+}
+
+/* Tracepoint sections (tracepoints.bpf.o; tests/attach.rs checks every
+ * program): category and name from the section alone, split at the first
+ * `/` after `tp/` or `tracepoint/` as libbpf's attach_tp splits it; a
+ * section with no category is the program's KSYM_ERR_INVALID once
+ * resolved, with `out` still written; an older caller's struct (sz 80,
+ * before tp_category) gets nothing past its end. */
+static void test_tracepoints(void)
+{
+    struct ksym_btf *b = open_61();
+    struct ksym_bpf_object *o = open_obj("tracepoints.bpf.o");
+    if (!b || !o)
+        goto out;
+    size_t sw, deeper, nocat, opt;
+    CHECK(ksym_bpf_object_find_program(o, "on_switch", &sw) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "deeper", &deeper) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "no_category", &nocat) == 0);
+    CHECK(ksym_bpf_object_find_program(o, "optional_no_category", &opt) == 0);
+    struct ksym_bpf_attach a = { .sz = sizeof(a) };
+    CHECK(ksym_bpf_program_attach_info(o, sw, &a) == 0 && a.prog_type == 5 && a.error == 0);
+    CHECK(a.tp_category && !strcmp(a.tp_category, "sched") && a.target && !strcmp(a.target, "sched_switch"));
+    CHECK(a.module == NULL && !(a.flags & KSYM_ATTACH_TARGET_AT_LOAD));
+    CHECK(ksym_bpf_program_attach_info(o, deeper, &a) == 0);
+    CHECK(a.tp_category && !strcmp(a.tp_category, "sched") && !strcmp(a.target, "sched_switch/extra"));
+    CHECK(ksym_bpf_object_resolve_btf(o, b) == 0);
+    CHECK(ksym_bpf_program_attach_info(o, sw, &a) == 0 && a.error == 0 && !strcmp(a.tp_category, "sched"));
+    memset(&a, 0xa5, sizeof(a));
+    a.sz = sizeof(a);
+    CHECK(ksym_bpf_program_attach_info(o, nocat, &a) == KSYM_ERR_INVALID);
+    CHECK_MSG("tp/<category>/<name>");
+    CHECK(a.error == KSYM_ERR_INVALID && a.error_message && strstr(a.error_message, "`no_category`"));
+    CHECK(a.tp_category == NULL && a.target && !strcmp(a.target, "sched_switch"));
+    CHECK(ksym_bpf_program_attach_info(o, opt, &a) == 0 && a.error == KSYM_ERR_INVALID);
+    /* The struct before tp_category: 80 bytes, the rest untouched. */
+    unsigned char buf[sizeof(struct ksym_bpf_attach)];
+    memset(buf, 0xa5, sizeof(buf));
+    struct ksym_bpf_attach *old = (struct ksym_bpf_attach *)(void *)buf;
+    old->sz = offsetof(struct ksym_bpf_attach, tp_category);
+    CHECK(old->sz == 80);
+    CHECK(ksym_bpf_program_attach_info(o, sw, old) == 0 && !strcmp(old->target, "sched_switch"));
+    for (size_t i = 80; i < sizeof(buf); i++)
+        CHECK(buf[i] == 0xa5);
 out:
     ksym_bpf_object_free(o);
     ksym_btf_free(b);
@@ -507,6 +554,7 @@ int main(void)
     test_find();
     test_open_errors();
     test_attach();
+    test_tracepoints();
     test_expand();
     test_release_rules();
     test_filter();

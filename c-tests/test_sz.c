@@ -35,8 +35,8 @@
  * ksym_bpf_program_info and ksym_btf_type never grew (table_stats' and
  * module_info's padding was later named `reserved`, same offsets);
  * ksym_btf_stats grew to 48 (trampoline_refused, 18c62a7); ksym_bpf_attach
- * to 72 (error, error_message) and 80 (target_offset); ksym_btf_opts to
- * 64 (snapshot_dir) and 72 (kernel_release). The C API
+ * to 72 (error, error_message), 80 (target_offset) and 88 (tp_category);
+ * ksym_btf_opts to 64 (snapshot_dir) and 72 (kernel_release). The C API
  * contract (../shared/c-api.md) lists ksym_btf_opts without the
  * kallsyms_path that its first header already had: that 48-byte prefix is
  * tried as well (CONTRACT_KSYM_BTF_OPTS_SZ). Each v1 field must keep its
@@ -311,7 +311,7 @@ static void check_layouts(void)
     CHECK(sizeof(struct v1_ksym_bpf_attach) == 56 && CONTRACT_KSYM_BTF_OPTS_SZ == 48);
     CHECK(sizeof(struct ksym_table_stats) == 72 && sizeof(struct ksym_module_info) == 48);
     CHECK(sizeof(struct ksym_cache_stats) == 56 && sizeof(struct ksym_bpf_map_slot) == 24);
-    CHECK(sizeof(struct ksym_bpf_var_info) == 48 && sizeof(struct ksym_bpf_attach) == 80);
+    CHECK(sizeof(struct ksym_bpf_var_info) == 48 && sizeof(struct ksym_bpf_attach) == 88);
     CHECK(sizeof(struct ksym_btf_opts) == 72);
 }
 

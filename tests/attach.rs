@@ -122,7 +122,14 @@ fn section_names_give_libbpfs_types() {
             Some("vfs_read"),
             None,
         ),
-        ("p_tracepoint", prog::TRACEPOINT, 0, 0, None, None),
+        (
+            "p_tracepoint",
+            prog::TRACEPOINT,
+            0,
+            0,
+            Some("sys_enter_openat"),
+            None,
+        ),
         ("p_xdp_frags", prog::XDP, at::XDP, XDP_FRAGS, None, None),
         ("p_tc", prog::SCHED_CLS, 0, 0, None, None),
         (
@@ -509,4 +516,92 @@ fn missing_targets_and_autoload_per_program() {
     o.set_map_fd(ips, 7).unwrap();
     o.relocate().unwrap();
     assert!(!o.insns(fentry[0]).unwrap().is_empty());
+}
+
+/// Tracepoint sections (tracepoints.bpf.o): the text after `tracepoint/`
+/// or `tp/` split at its first `/` into category and name, as libbpf's
+/// `attach_tp` splits it (worked out by hand from the sections), known
+/// before any BTF; a section with no category is that program's
+/// KSYM_ERR_INVALID after resolution (libbpf cannot attach it), with
+/// autoload off no failure, and never a load-time need.
+#[test]
+fn tracepoint_sections_give_category_and_name() {
+    let mut o = object("tracepoints.bpf.o");
+    let want: &[(&str, Option<&str>, Option<&str>)] = &[
+        ("on_switch", Some("sched"), Some("sched_switch")),
+        ("on_openat", Some("syscalls"), Some("sys_enter_openat")),
+        ("deeper", Some("sched"), Some("sched_switch/extra")),
+        ("no_category", None, Some("sched_switch")),
+        ("optional_no_category", None, Some("sched_wakeup")),
+        ("bare", None, None),
+    ];
+    assert_eq!(o.programs().len(), want.len());
+    let check = |o: &Object| {
+        for &(name, category, target) in want {
+            let a = o
+                .attach_info(o.find_program(name.as_bytes()).unwrap())
+                .unwrap();
+            assert_eq!(a.prog_type, prog::TRACEPOINT, "{name}");
+            assert_eq!(
+                a.flags & TARGET_AT_LOAD,
+                0,
+                "{name}: loads without its target"
+            );
+            assert_eq!(
+                (s(a.category), s(a.target), s(a.module), a.addr),
+                (
+                    category.map(String::from),
+                    target.map(String::from),
+                    None,
+                    0
+                ),
+                "{name}"
+            );
+        }
+    };
+    check(&o);
+    for i in 0..want.len() {
+        assert!(
+            o.attach_info(i).unwrap().error.is_none(),
+            "nothing resolved yet"
+        );
+    }
+    let k = Kernel61::new();
+    let btf = Arc::new(k.open());
+    o.resolve_btf(&btf).unwrap();
+    check(&o);
+    let errors: Vec<(String, i32, bool)> = (0..want.len())
+        .filter_map(|i| {
+            let a = o.attach_info(i).unwrap();
+            let e = a.error?;
+            let name = o.programs()[i].name.to_string_lossy().into_owned();
+            Some((name, e.code(), a.failure().is_some()))
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ("no_category".to_string(), INVALID, true),
+            ("optional_no_category".to_string(), INVALID, false),
+        ]
+    );
+    let i = o.find_program(b"no_category").unwrap();
+    let msg = o
+        .attach_info(i)
+        .unwrap()
+        .error
+        .unwrap()
+        .message()
+        .to_string();
+    for part in ["`no_category`", "`tp/sched_switch`", "tp/<category>/<name>"] {
+        assert!(msg.contains(part), "{part} in {msg}");
+    }
+    // A tracepoint program takes no target from the loader (libbpf has
+    // no such call for it either).
+    assert_eq!(
+        o.set_attach_target(i, b"sched/sched_switch", &btf)
+            .unwrap_err()
+            .code(),
+        UNSUPPORTED
+    );
 }

@@ -757,13 +757,13 @@ static inline int kl_attach_kprobe(const char *func, uint64_t offset, int ret, i
 }
 
 /* Tracepoint `category/name` (its tracefs id); -errno if not. */
-static inline int kl_attach_tracepoint(const char *tp, int prog_fd)
+static inline int kl_attach_tracepoint(const char *category, const char *name, int prog_fd)
 {
     const char *root = kl_tracefs();
     char path[512];
     if (!root)
         return -ENOENT;
-    snprintf(path, sizeof(path), "%s/events/%s/id", root, tp);
+    snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, category, name);
     int id = kl_read_int(path, "%d");
     if (id < 0)
         return -ENOENT;
@@ -776,8 +776,9 @@ static inline int kl_attach_tracepoint(const char *tp, int prog_fd)
  * BTF target (BPF_RAW_TRACEPOINT_OPEN with no name, which every kernel
  * with BTF attach has; BPF_LINK_CREATE as a second try), kprobes and
  * kretprobes to their function by name and offset (the kprobe PMU), tracepoints to
- * the `category/name` their section names after `tracepoint/` or `tp/`
- * (tracefs must be mounted). Stores the link (or perf event) fd in
+ * their category and name (ksym_bpf_attach.tp_category and target: tracefs'
+ * events/<category>/<name>/id, as libbpf attaches them; tracefs must be
+ * mounted; -EINVAL for a section that names no category, as libbpf). Stores the link (or perf event) fd in
  * l->link_fds[i] and returns it, or -errno (-EOPNOTSUPP for types this
  * loader does not attach).
  */
@@ -793,13 +794,11 @@ static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, si
         return l->link_fds[i] =
                    kl_attach_kprobe(at.target, at.target_offset, (at.flags & KSYM_ATTACH_RETPROBE) != 0, l->prog_fds[i]);
     } else if (at.prog_type == KL_PROG_TRACEPOINT) {
-        struct ksym_bpf_program_info p = { .sz = sizeof(p) };
-        if (ksym_bpf_program_info(obj, i, &p) != 0)
-            return ksym_last_error();
-        const char *tp = !strncmp(p.section, "tracepoint/", 11) ? p.section + 11
-                         : !strncmp(p.section, "tp/", 3)        ? p.section + 3
-                                                                : NULL;
-        return l->link_fds[i] = tp ? kl_attach_tracepoint(tp, l->prog_fds[i]) : -EOPNOTSUPP;
+        if (!at.target)
+            return l->link_fds[i] = -EOPNOTSUPP; /* `SEC("tracepoint")`: no target */
+        if (!at.tp_category)
+            return l->link_fds[i] = -EINVAL;
+        return l->link_fds[i] = kl_attach_tracepoint(at.tp_category, at.target, l->prog_fds[i]);
     } else if (at.prog_type == KL_PROG_RAW_TRACEPOINT || at.prog_type == KL_PROG_RAW_TRACEPOINT_WRITABLE) {
         struct kl_raw_tp_open a;
         memset(&a, 0, sizeof(a));

@@ -385,7 +385,9 @@ static int cmd_obj(const struct options *o, const char *path)
             printf(" (member %u)", a.expected_attach_type);
         else if (a.expected_attach_type)
             printf(" (%s)", kind_str(ksym_bpf_attach_type_str(a.expected_attach_type), a.expected_attach_type, buf));
-        if (a.target)
+        if (a.target && a.tp_category)
+            printf(" -> %s/%s", a.tp_category, a.target);
+        else if (a.target)
             printf(" -> %s%s%s", a.module ? a.module : "", a.module ? "`" : "", a.target);
         if (a.target_offset)
             printf("+%#" PRIx64, a.target_offset);
@@ -402,10 +404,11 @@ static int cmd_obj(const struct options *o, const char *path)
         if (!ksym_bpf_program_autoload(obj, i))
             printf(" (autoload off)");
         putchar('\n');
-        if (a.error)
-            printf("       not in this kernel%s: %s\n",
-                   a.flags & KSYM_ATTACH_TARGET_AT_LOAD ? " (needed to load it)" : " (needed to attach it)",
-                   a.error_message);
+        bool at_load = (a.flags & KSYM_ATTACH_TARGET_AT_LOAD) != 0;
+        if (a.error == KSYM_ERR_NOT_FOUND)
+            printf("       not in this kernel (needed to %s it): %s\n", at_load ? "load" : "attach", a.error_message);
+        else if (a.error)
+            printf("       cannot %s it: %s\n", at_load ? "load" : "attach", a.error_message);
     }
 
     printf("\nmaps:\n");

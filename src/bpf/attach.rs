@@ -57,6 +57,10 @@ pub(super) struct Named {
     pub(super) module: Option<CString>,
     /// A kprobe section's `+offset` into the function (0 otherwise).
     pub(super) offset: u64,
+    /// A tracepoint section's category (`tp/sched/sched_switch`: `sched`,
+    /// its name `sched_switch`); `None` otherwise, and for a tracepoint
+    /// section that names no `/` after its category.
+    pub(super) category: Option<CString>,
 }
 
 impl Named {
@@ -71,6 +75,21 @@ impl Named {
             name,
             module,
             offset: 0,
+            category: None,
+        }
+    }
+
+    /// A tracepoint section's `category/name`, split where libbpf's
+    /// `attach_tp` splits it (the first `/`); the whole text is the name
+    /// when there is none (libbpf cannot attach it: the program's error).
+    pub(super) fn tracepoint(text: &[u8]) -> Named {
+        let c = |b: &[u8]| CString::new(b.to_vec()).unwrap_or_default();
+        match memchr::memchr(b'/', text) {
+            Some(at) => Named {
+                category: Some(c(&text[..at])),
+                ..Named::new(text[at + 1..].to_vec())
+            },
+            None => Named::new(text.to_vec()),
         }
     }
 }
@@ -131,6 +150,11 @@ pub struct AttachInfo<'a> {
     /// (`kprobe/func+0x10`: 16), which the probe goes at; 0 otherwise (and
     /// for a target the loader set).
     pub offset: u64,
+    /// A tracepoint section's category: `tracepoint/sched/sched_switch`
+    /// (or `tp/...`) attaches to tracefs' `events/sched/sched_switch`,
+    /// category `sched` and [`AttachInfo::target`] `sched_switch`, known
+    /// from the section alone. `None` for other sections.
+    pub category: Option<&'a CStr>,
     /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`], [`section::OPTIONAL`],
     /// [`section::TARGET_AT_LOAD`].
     pub flags: u32,
@@ -162,6 +186,9 @@ impl Attach {
             };
         };
         let section = match (def.target, extra) {
+            (None, Some(text)) if def.prog_type == section::prog::TRACEPOINT => {
+                Some(Arc::new(Named::tracepoint(text)))
+            }
             (Some(kind), Some(text)) => {
                 let mut named = Named::new(section::target_query(kind, text));
                 if kind == TargetKind::Kprobe {

@@ -33,6 +33,7 @@ impl Object {
                 module: None,
                 addr: 0,
                 offset: 0,
+                category: None,
                 flags: optional,
                 error,
                 error_text,
@@ -54,6 +55,7 @@ impl Object {
             module: named.and_then(|n| n.module.as_deref()),
             addr: 0,
             offset: named.map_or(0, |n| n.offset),
+            category: named.and_then(|n| n.category.as_deref()),
             flags: def.load_flags() | def.attach_flags() | optional | at_load,
             error,
             error_text,
@@ -177,6 +179,11 @@ impl Object {
                 continue;
             }
             let Some(def) = p.attach.def else { continue };
+            if def.prog_type == section::prog::TRACEPOINT {
+                let error = Self::tracepoint_error(p);
+                self.programs[i].attach.error = error.map(Failed::new);
+                continue;
+            }
             let Some(kind) = def.target else { continue };
             let offset = p.attach.section.as_ref().map_or(0, |n| n.offset);
             let res = match p.attach.query() {
@@ -212,6 +219,28 @@ impl Object {
                 }
             }
         }
+    }
+
+    /// A tracepoint section that names a tracepoint without its category
+    /// (`tp/sched_switch`): libbpf's `attach_tp` refuses it (`-EINVAL`);
+    /// it loads, and only attaching fails.
+    fn tracepoint_error(p: &Program) -> Option<Error> {
+        let named = p.attach.section.as_deref()?;
+        if named.category.is_some() {
+            return None;
+        }
+        let section = p.section.to_string_lossy();
+        let prefix = section
+            .trim_start_matches('?')
+            .split('/')
+            .next()
+            .unwrap_or("tp");
+        Some(Error::invalid(format!(
+            "program `{}` (section `{section}`): a tracepoint is named `{prefix}/<category>/<name>` \
+             (as tracefs' events/<category>/<name>), and `{}` has no category",
+            p.name.to_string_lossy(),
+            named.name.to_string_lossy()
+        )))
     }
 
     /// Sets where program or alias `prog` attaches: `func`, `module`func`

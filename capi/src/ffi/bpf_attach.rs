@@ -52,7 +52,9 @@ pub struct ksym_bpf_attach {
     pub attach_btf_id: u32,
     /// 0 for vmlinux; -1 when the module's BTF object has no fd (BTF from files).
     pub attach_btf_obj_fd: c_int,
-    /// "vfs_read", "sched_switch", ...; NULL if none.
+    /// "vfs_read", "sched_switch", ...; NULL if none. A tracepoint section
+    /// (`tracepoint/sched/sched_switch`, `tp/...`) gives the event's name
+    /// here and its category in tp_category.
     pub target: *const c_char,
     /// Module of the target, "vmlinux" for the core (known after resolution
     /// unless the section names one); NULL if none.
@@ -79,6 +81,15 @@ pub struct ksym_bpf_attach {
     /// ksym_bpf_program_set_attach_target. A `kretprobe` section with an
     /// offset is the program's error (libbpf refuses to attach it).
     pub target_offset: u64,
+    /// A tracepoint section's category, known from the section alone:
+    /// `tracepoint/sched/sched_switch` (or `tp/sched/sched_switch`) gives
+    /// "sched", and target "sched_switch": the event is tracefs'
+    /// `events/sched/sched_switch` (its `id` is the perf event config of a
+    /// PERF_TYPE_TRACEPOINT event, as libbpf attaches it). NULL for other
+    /// sections, and for a tracepoint section with no category
+    /// (`tp/sched_switch`, which libbpf cannot attach: that program's error,
+    /// KSYM_ERR_INVALID, after ksym_bpf_object_resolve_btf; it still loads).
+    pub tp_category: *const c_char,
 }
 
 /// Everything that needs the kernel's BTF, for every program and alias
@@ -115,13 +126,14 @@ pub unsafe extern "C" fn ksym_bpf_object_resolve_btf(
 
 /// Where program `prog` attaches (it attaches nothing itself; set out->sz
 /// first). The section-only fields (prog_type, expected_attach_type,
-/// flags, the target the section names) work before
+/// flags, the target the section names, a tracepoint's tp_category) work before
 /// ksym_bpf_object_resolve_btf; BTF ids, module and address after it. A
 /// section libbpf does not know gives prog_type 0 (and an error only when
 /// a target is asked for: set_attach_target, expand).
 ///
 /// A program whose target did not resolve (not in this kernel's BTF or
-/// kallsyms, or no target named where the kernel needs one) keeps that
+/// kallsyms, no target named where the kernel needs one, or a tracepoint
+/// section with no category) keeps that
 /// error, which fails no other program: this call returns it (the code,
 /// KSYM_ERR_NOT_FOUND or KSYM_ERR_INVALID, and the thread-local message
 /// naming program, section and target) when the program's autoload is
@@ -129,7 +141,7 @@ pub unsafe extern "C" fn ksym_bpf_object_resolve_btf(
 /// `out` is written, with the section-only fields, target and module as
 /// named, attach_btf_id and addr 0, and out->error / out->error_message
 /// set. Whether the program can still load is out->flags'
-/// KSYM_ATTACH_TARGET_AT_LOAD: without it (kprobe, raw_tp) libbpf loads
+/// KSYM_ATTACH_TARGET_AT_LOAD: without it (kprobe, raw_tp, tracepoint) libbpf loads
 /// it too, and only attaching fails.
 ///
 /// # Safety
@@ -167,6 +179,7 @@ pub unsafe extern "C" fn ksym_bpf_program_attach_info(
             reserved2: 0,
             error_message,
             target_offset: a.offset,
+            tp_category: cstr(a.category),
         };
         // SAFETY: `out` as # Safety says.
         unsafe { write_out(out, v, "out") }?;
