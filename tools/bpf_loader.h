@@ -775,12 +775,13 @@ static inline int kl_attach_tracepoint(const char *category, const char *name, i
  * by name, BTF-attached programs (fentry, fexit, tp_btf, lsm...) to their
  * BTF target (BPF_RAW_TRACEPOINT_OPEN with no name, which every kernel
  * with BTF attach has; BPF_LINK_CREATE as a second try), kprobes and
- * kretprobes to their function by name and offset (the kprobe PMU), tracepoints to
- * their category and name (ksym_bpf_attach.tp_category and target: tracefs'
- * events/<category>/<name>/id, as libbpf attaches them; tracefs must be
- * mounted; -EINVAL for a section that names no category, as libbpf). Stores the link (or perf event) fd in
- * l->link_fds[i] and returns it, or -errno (-EOPNOTSUPP for types this
- * loader does not attach).
+ * kretprobes to their function by name and offset (the kprobe PMU),
+ * tracepoints to their category and name (ksym_bpf_attach.tp_category and
+ * target: tracefs' events/<category>/<name>/id, as libbpf attaches them;
+ * tracefs must be mounted; -EINVAL for a section that names no category,
+ * as libbpf). Stores the link (or perf event) fd in l->link_fds[i] and
+ * returns it, or -errno (-EOPNOTSUPP for types this loader does not
+ * attach).
  */
 static inline int kl_attach(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i)
 {
