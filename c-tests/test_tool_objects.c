@@ -20,7 +20,10 @@
 #include "check.h"
 #include "../tools/bpf_loader.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/syscall.h>
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/wait.h>
@@ -585,6 +588,93 @@ static void test_twins(struct ksym_btf *btf)
     }
 }
 
+/* The tracefs events directory this process sees, or NULL. */
+static const char *events_root(void)
+{
+    const char *roots[2] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
+    for (int r = 0; r < 2; r++)
+        if (access(roots[r], F_OK) == 0)
+            return roots[r];
+    return NULL;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+/* A tracepoint program expanded over tracefs (ksym_bpf_program_expand of
+ * a `tp/` program): one alias for exactly the events tracefs lists under
+ * syscalls/ that fnmatch(3) matches, in name order, each attached by its
+ * own category and name (kl_attach), all sharing one body that counts
+ * this process's syscalls by number: getppid 7 times and getpgid 5 times,
+ * each counted by its own alias (the root, on getppid too, is not
+ * loaded). */
+static void test_tracepoint_wildcard(struct ksym_btf *btf)
+{
+    const char *root = events_root();
+    char dir[512];
+    int known = 0;
+    if (!root || !tracefs_has("syscalls/sys_enter_getppid", &known)) {
+        NEED_SKIP("tracefs", "no tracefs with syscalls/ events here: tracepoint expansion not run");
+        return;
+    }
+    /* The oracle: tracefs' own directory, matched with fnmatch(3). */
+    const char *glob = "sys_enter_getp[gp]id";
+    char want[8][256];
+    size_t nwant = 0;
+    snprintf(dir, sizeof(dir), "%s/syscalls", root);
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (e->d_type == DT_DIR && fnmatch(glob, e->d_name, 0) == 0 && nwant < 8)
+            snprintf(want[nwant++], sizeof(want[0]), "%s", e->d_name);
+    if (d)
+        closedir(d);
+    qsort(want, nwant, sizeof(want[0]), by_name);
+    CHECK(nwant == 2);
+    struct ksym_bpf_object *o = open_obj("tp_wildcard.bpf.o");
+    if (!o)
+        return;
+    size_t p = prog(o, "count_syscalls"), n0 = ksym_bpf_object_program_count(o);
+    CHECK(ksym_bpf_program_expand(o, p, "syscalls/sys_enter_getp[gp]id", btf) == (int)nwant);
+    CHECK(ksym_bpf_object_program_count(o) == n0 + nwant);
+    for (size_t k = 0; k < nwant; k++) {
+        struct ksym_bpf_attach at;
+        struct ksym_bpf_program_info pi = { .sz = sizeof(pi) };
+        CHECK(attach_of(o, n0 + k, &at) == 0 && at.prog_type == 5);
+        CHECK(at.tp_category && !strcmp(at.tp_category, "syscalls") && at.target && !strcmp(at.target, want[k]));
+        CHECK(ksym_bpf_program_info(o, n0 + k, &pi) == 0 && pi.alias_of == p);
+        CHECK(!strncmp(pi.name, "count_syscalls/syscalls/", 24) && !strcmp(pi.name + 24, want[k]));
+    }
+    CHECK(ksym_bpf_program_expand(o, p, "syscalls/", btf) == KSYM_ERR_INVALID);
+    CHECK_MSG("category/name");
+    CHECK(ksym_bpf_program_set_autoload(o, p, false) == 0);
+    if (!live) {
+        ksym_bpf_object_free(o);
+        return;
+    }
+    struct kl_loaded l;
+    CHECK(load(o, btf, &l) == 0);
+    size_t bss = bss_of(o);
+    set_state(&l, bss, (uint32_t)getpid());
+    int attached = 1;
+    for (size_t k = 0; k < nwant; k++) {
+        int fd = kl_attach(o, &l, n0 + k);
+        if (fd < 0)
+            fprintf(stderr, "attach %s: %s\n", want[k], strerror(-fd));
+        CHECK(fd >= 0);
+        attached &= fd >= 0;
+    }
+    for (int k = 0; k < 7; k++)
+        (void)syscall(SYS_getppid);
+    for (int k = 0; k < 5; k++)
+        (void)syscall(SYS_getpgid, 0);
+    struct tool_state st = get_state(&l, bss);
+    printf("  tracepoint aliases: getppid counted %llu times, getpgid %llu\n",
+           (unsigned long long)st.hits[SYS_getppid & 7], (unsigned long long)st.hits[SYS_getpgid & 7]);
+    CHECK(attached && st.hits[SYS_getppid & 7] == 7 && st.hits[SYS_getpgid & 7] == 5);
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     if (getenv("KSYM_TEST_PRINT_VDSO_VERSION")) {
@@ -609,6 +699,7 @@ int main(void)
     test_kversion(btf);
     test_optional(btf);
     test_twins(btf);
+    test_tracepoint_wildcard(btf);
     ksym_btf_free(b61);
     ksym_btf_free(btf);
     return finish("test_tool_objects");

@@ -605,3 +605,100 @@ fn tracepoint_sections_give_category_and_name() {
         UNSUPPORTED
     );
 }
+
+/// A tracepoint program expanded over a tracefs `events` directory (a
+/// tree made here, so the expected events are known by hand): one alias
+/// per matching event directory (files such as `enable` are not events),
+/// by category then name, each named `<program>/<category>/<name>`,
+/// attached by its own category and name, sharing the program's
+/// instructions; the live kernel's tracefs is c-tests/test_tool_objects.c's.
+#[test]
+fn tracepoint_programs_expand_over_tracefs_events() {
+    let dir = common::TempDir::new();
+    let events = dir.path().join("events");
+    for ev in [
+        "syscalls/sys_enter_openat",
+        "syscalls/sys_enter_getpid",
+        "syscalls/sys_exit_getpid",
+        "sched/sched_switch",
+        "sched/sched_wakeup",
+    ] {
+        std::fs::create_dir_all(events.join(ev)).unwrap();
+        std::fs::write(events.join(ev).join("id"), "1\n").unwrap();
+    }
+    std::fs::write(events.join("enable"), "0\n").unwrap();
+    std::fs::write(events.join("syscalls/enable"), "0\n").unwrap();
+    let mut o = object("tracepoints.bpf.o");
+    let root = o.find_program(b"on_switch").unwrap();
+    let n0 = o.programs().len();
+    // The names of the aliases one expansion adds, as many as it says.
+    let expand = |o: &mut Object, pattern: &[u8]| -> Vec<String> {
+        let from = o.programs().len();
+        let n = o.expand_tracepoints(root, pattern, &events).unwrap();
+        assert_eq!(o.programs().len(), from + n);
+        (from..from + n)
+            .map(|i| o.programs()[i].name.to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        expand(&mut o, b"syscalls/sys_enter_*"),
+        [
+            "on_switch/syscalls/sys_enter_getpid",
+            "on_switch/syscalls/sys_enter_openat"
+        ]
+    );
+    for (i, name) in [(n0, "sys_enter_getpid"), (n0 + 1, "sys_enter_openat")] {
+        let a = o.attach_info(i).unwrap();
+        assert_eq!(
+            (s(a.category), s(a.target), a.prog_type),
+            (
+                Some("syscalls".to_string()),
+                Some(name.to_string()),
+                prog::TRACEPOINT
+            )
+        );
+        assert!(a.autoload && a.error.is_none());
+        assert_eq!(o.programs()[i].alias_of, root);
+    }
+    // A name glob alone: any category; `?` and `[...]`; files are not events.
+    assert_eq!(
+        expand(&mut o, b"*_getpid"),
+        [
+            "on_switch/syscalls/sys_enter_getpid",
+            "on_switch/syscalls/sys_exit_getpid"
+        ]
+    );
+    assert_eq!(
+        expand(&mut o, b"s[c]hed/sched_?????*"),
+        [
+            "on_switch/sched/sched_switch",
+            "on_switch/sched/sched_wakeup"
+        ]
+    );
+    assert_eq!(o.expand_tracepoints(root, b"enable", &events).unwrap(), 0);
+    assert_eq!(o.expand_tracepoints(root, b"*/enable", &events).unwrap(), 0);
+    // Aliases share the root's one copy through relocation.
+    o.relocate().unwrap();
+    let first = o.insns(root).unwrap().as_ptr();
+    assert!((n0..o.programs().len()).all(|i| o.insns(i).unwrap().as_ptr() == first));
+    // Errors: a pattern with an empty half, a bad glob, a program of
+    // another kind, no such directory.
+    let n = o.programs().len();
+    for bad in [&b"syscalls/"[..], b"/sys_enter_openat", b"sched/[sched"] {
+        let e = o.expand_tracepoints(root, bad, &events).unwrap_err();
+        assert_eq!(e.code(), INVALID, "{}", e.message());
+        assert!(e.message().contains("on_switch"), "{}", e.message());
+    }
+    let other = object("sections.bpf.o");
+    let mut other = other;
+    let fentry = other.find_program(b"p_fmod_ret").unwrap();
+    let e = other
+        .expand_tracepoints(fentry, b"sched/*", &events)
+        .unwrap_err();
+    assert_eq!(e.code(), UNSUPPORTED);
+    let e = o
+        .expand_tracepoints(root, b"sched/*", &dir.path().join("none"))
+        .unwrap_err();
+    assert_eq!(e.code(), NOT_FOUND, "{}", e.message());
+    assert_eq!(o.programs().len(), n, "no alias made by a failed call");
+}

@@ -49,6 +49,7 @@ pub(crate) mod section;
 mod section_defs;
 mod struct_ops;
 mod struct_ops_types;
+mod tracepoints;
 mod vars;
 
 pub use attach::AttachInfo;
@@ -64,6 +65,7 @@ pub use object::{
 pub use relocate::{kernel_version_in, running_kernel_facts};
 pub use section::{OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 pub use struct_ops_types::StructOps;
+pub use tracepoints::events_dir as tracefs_events_dir;
 
 #[cfg(test)]
 mod tests;

@@ -277,13 +277,19 @@ impl Object {
     /// Adds an alias of `prog` for every target of its kind that `pattern`
     /// matches (see [`KernelBtf::expand`]); returns how many. Each is
     /// named `<program>/<target>` (`<program>/<module>:<target>` for a
-    /// module's) and shares the program's instructions.
+    /// module's) and shares the program's instructions. A `tracepoint`/`tp`
+    /// program is expanded over the running kernel's tracefs events
+    /// instead ([`Object::expand_tracepoints`]; `kernel` is not used).
     pub fn expand(
         &mut self,
         prog: usize,
         pattern: &[u8],
         kernel: &Arc<KernelBtf>,
     ) -> Result<usize> {
+        let def = self.program(prog)?.attach.def;
+        if def.is_some_and(|d| d.prog_type == section::prog::TRACEPOINT) {
+            return self.expand_tracepoints(prog, pattern, &super::tracepoints::events_dir()?);
+        }
         let kind = self.target_kind(prog)?;
         let root = self.programs[prog].alias_of;
         let targets = kernel.expand(kind, pattern).map_err(|e| {

@@ -286,6 +286,18 @@ pub unsafe extern "C" fn ksym_bpf_program_set_attach_target(
 /// "<prog>/<module>:<target>"), shares the program's single instruction
 /// copy and has its own attach target.
 ///
+/// A `tracepoint`/`tp` program is expanded over the running kernel's
+/// tracefs events instead (/sys/kernel/tracing/events, else
+/// /sys/kernel/debug/tracing/events): `pattern` is "catglob/nameglob"
+/// ("syscalls/sys_enter_*"), or "nameglob" for any category; one alias per
+/// event directory, by category then name, named
+/// "<prog>/<category>/<name>", whose attach info gives tp_category and
+/// target. One body serves events whose records it reads alike (every
+/// syscalls/sys_enter_* has `__syscall_nr` at offset 8). `btf` is not
+/// used for them (NULL still opens the running kernel's).
+/// KSYM_ERR_NOT_FOUND when tracefs is not mounted; KSYM_ERR_INVALID for a
+/// pattern with an empty category or name.
+///
 /// # Safety
 /// `obj` is NULL or a live handle used by no other thread during the call;
 /// `pattern` is NULL or a NUL-terminated string; `btf` is NULL or a live
