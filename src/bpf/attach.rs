@@ -82,14 +82,19 @@ impl Named {
     /// A tracepoint section's `category/name`, split where libbpf's
     /// `attach_tp` splits it (the first `/`); the whole text is the name
     /// when there is none (libbpf cannot attach it: the program's error).
+    /// Never a module: a backtick is part of the name.
     pub(super) fn tracepoint(text: &[u8]) -> Named {
         let c = |b: &[u8]| CString::new(b.to_vec()).unwrap_or_default();
-        match memchr::memchr(b'/', text) {
-            Some(at) => Named {
-                category: Some(c(&text[..at])),
-                ..Named::new(text[at + 1..].to_vec())
-            },
-            None => Named::new(text.to_vec()),
+        let (category, name) = match memchr::memchr(b'/', text) {
+            Some(at) => (Some(c(&text[..at])), &text[at + 1..]),
+            None => (None, text),
+        };
+        Named {
+            query: name.to_vec(),
+            name: c(name),
+            module: None,
+            offset: 0,
+            category,
         }
     }
 }

@@ -678,3 +678,21 @@ fn kernel_version_from_ubuntu_debian_and_plain_releases() {
     );
     assert_eq!(v(None, b"junk", b"#1 SMP Debian x"), 0);
 }
+
+/// A tracepoint section's text: category and name split at the first `/`
+/// (libbpf's attach_tp), no module whatever the name holds.
+#[test]
+fn tracepoint_text_has_no_module() {
+    use super::attach::Named;
+    let s = |c: Option<&std::ffi::CStr>| c.map(|c| c.to_str().unwrap().to_string());
+    let n = Named::tracepoint(b"cat/na`me/x");
+    assert_eq!(
+        (s(n.category.as_deref()), s(Some(&n.name)), n.module),
+        (Some("cat".into()), Some("na`me/x".into()), None)
+    );
+    let n = Named::tracepoint(b"sched_switch");
+    assert_eq!(
+        (n.category, n.name.to_str().unwrap()),
+        (None, "sched_switch")
+    );
+}
