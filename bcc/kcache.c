@@ -2,7 +2,7 @@
  * The kernel cache: bcc's KSyms answers from libksym.
  *
  * bcc (src/cc/bcc_syms.cc, bcc_proc.c) reads /proc/kallsyms at the first
- * lookup (as root only), keeps each line whose address is neither 0 nor
+ * lookup (as root only before bcc 0.29: kcache_rules), keeps each line whose address is neither 0 nor
  * all ones nor below the kernel's half of the address space (x86-64) and
  * whose type is not a data one (b B d D r R), names its module "kernel" or
  * what the brackets say, sorts by address with std::sort, and answers an
@@ -10,13 +10,8 @@
  *
  * Two levels give the same answers:
  * - core: the core kernel's symbols (built-in modules included), from the
- *   table libksym maps from its snapshot, without reading /proc/kallsyms.
- *   The core never changes while the system runs, and nothing else lies
- *   inside the kernel image (modules, BPF programs, trampolines and kprobe
- *   pages are allocated outside it), so an address between the core's
- *   first and last symbol has the answer bcc would give, unless several
- *   names share the address found: then the order of bcc's unstable sort
- *   decides, which depends on every line of the file.
+ *   table libksym maps from its snapshot, without reading /proc/kallsyms
+ *   (core.c says why its answers are bcc's, and when it has none).
  * - full: every line bcc keeps, read from /proc/kallsyms when first needed
  *   (an address outside the core, several names at one address, a name to
  *   look up), in the file's order (ksym_table_foreach), sorted as bcc sorts
@@ -29,7 +24,13 @@
  * refresh under the write lock. The levels are immutable once built.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "kcache.h"
+
+#include "core.h"
+#include "lines.h"
+#include "note.h"
+#include "settings.h"
+#include "stdsort.h"
 
 #include <errno.h>
 #include <ksym.h>
@@ -41,13 +42,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef __x86_64__
-/* bcc_proc.c: kernelAddrSpace; lines below it are skipped. */
-#define KERNEL_SPACE 0x00ffffffffffffffULL
-#else
-#define KERNEL_SPACE 0ULL
-#endif
-
 struct level {
     struct ksent *e;
     size_t n;
@@ -55,16 +49,18 @@ struct level {
 
 struct kcache {
     pthread_rwlock_t lock;
+    struct kcache_rules rules;
     /* The table of the core level (from a snapshot when possible): 0 not
-     * opened yet, 1 open, -1 failed (every answer is bcc's "not found"). */
+     * opened yet, 1 open, -1 failed (every answer is bcc's "not found"),
+     * -2 failed on hidden addresses: tried again at the next answer, as
+     * bcc reads the file again while its cache is empty. */
     int table_state;
     struct ksym_table *table;
     /* The table was read from /proc/kallsyms, not mapped from a snapshot,
      * and no refresh happened since: the full level may use it. */
     int table_is_fresh;
-    struct level core;
-    /* The core level applies (no other symbol inside its range). */
-    int core_ok;
+    /* The core level (core.c), when it applies. */
+    struct core_level core;
     /* The full level: 0 not read, 1 read, -1 failed. */
     int full_state;
     struct ksym_table *full_table; /* its own table, or NULL when it uses `table` */
@@ -73,19 +69,7 @@ struct kcache {
 
 static int note_not_root, note_restricted, note_open_failed, note_full_failed, note_nomem;
 
-/* ----- which lines bcc keeps, and how it names their module ---------------- */
-
-static int bcc_keeps(const struct ksym_symbol *s)
-{
-    if (s->addr == 0 || s->addr == ULLONG_MAX || s->addr < KERNEL_SPACE)
-        return 0;
-    return s->type == 0 || !strchr("bBdDrR", s->type);
-}
-
-static int is_core(const struct ksym_symbol *s)
-{
-    return (s->flags & KSYM_SYM_BUILTIN) || strcmp(s->module, "vmlinux") == 0;
-}
+/* ----- how bcc names a module -------------------------------------------- */
 
 static const char *bcc_module(const struct ksym_symbol *s)
 {
@@ -99,49 +83,26 @@ static const char *bcc_module(const struct ksym_symbol *s)
 struct collect {
     struct level out;
     size_t cap;
-    int core_only;
-    /* core_only: the kept symbols of loadable modules, to check that none
-     * lies inside the core's range. */
-    struct level others;
-    size_t others_cap;
     int nomem;
 };
-
-static int push(struct level *l, size_t *cap, const struct ksym_symbol *s)
-{
-    if (l->n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 65536;
-        struct ksent *e = realloc(l->e, ncap * sizeof(*e));
-        if (!e)
-            return -1;
-        l->e = e;
-        *cap = ncap;
-    }
-    l->e[l->n++] = (struct ksent){ s->addr, s->name, bcc_module(s) };
-    return 0;
-}
 
 static int collect_cb(const struct ksym_symbol *s, void *ctx)
 {
     struct collect *c = ctx;
     if (!bcc_keeps(s))
         return 0;
-    int r;
-    if (!c->core_only || is_core(s))
-        r = push(&c->out, &c->cap, s);
-    else
-        r = push(&c->others, &c->others_cap, s);
-    if (r < 0) {
-        c->nomem = 1;
-        return 1;
+    if (c->out.n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 65536;
+        struct ksent *e = realloc(c->out.e, ncap * sizeof(*e));
+        if (!e) {
+            c->nomem = 1;
+            return 1;
+        }
+        c->out.e = e;
+        c->cap = ncap;
     }
+    c->out.e[c->out.n++] = (struct ksent){ s->addr, s->name, bcc_module(s) };
     return 0;
-}
-
-static int by_addr(const void *a, const void *b)
-{
-    uint64_t x = ((const struct ksent *)a)->addr, y = ((const struct ksent *)b)->addr;
-    return x < y ? -1 : x > y;
 }
 
 static double ms_since(const struct timespec *t0)
@@ -189,10 +150,10 @@ static void load_table(struct kcache *kc)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     kc->table_state = -1;
-    if (geteuid() != 0) {
+    if (kc->rules.root_only && geteuid() != 0) {
         ksym_bcc_note(&note_not_root,
-                      "euid %u is not 0: as with bcc (which reads /proc/kallsyms only as root), kernel addresses "
-                      "resolve to nothing",
+                      "euid %u is not 0: as with bcc before 0.29 (which reads /proc/kallsyms only as root), kernel "
+                      "addresses resolve to nothing",
                       (unsigned)geteuid());
         return;
     }
@@ -200,6 +161,8 @@ static void load_table(struct kcache *kc)
     table_opts(&o, 0);
     kc->table = ksym_table_open(&o);
     if (!kc->table) {
+        if (ksym_last_error() == KSYM_ERR_RESTRICTED)
+            kc->table_state = -2;
         open_failed(NULL);
         return;
     }
@@ -210,35 +173,16 @@ static void load_table(struct kcache *kc)
     if (ksym_bcc_settings.fixes & FIX_SYMBOLIZE)
         return;
 
-    struct collect c;
-    memset(&c, 0, sizeof(c));
-    c.core_only = 1;
-    if (ksym_table_foreach(kc->table, KSYM_FOREACH_NO_PSEUDO, collect_cb, &c) != 0 || c.nomem) {
-        /* No core level: every answer comes from the full one. */
-        free(c.out.e);
-        free(c.others.e);
+    /* With FIX_BUILTIN a built-in module's symbols are not "kernel": the
+     * full level answers them all. */
+    if (ksym_bcc_settings.fixes & FIX_BUILTIN)
         return;
-    }
-    kc->core = c.out;
-    struct level *core = &kc->core;
-    int sorted = 1;
-    for (size_t i = 1; i < core->n && sorted; i++)
-        sorted = core->e[i - 1].addr <= core->e[i].addr;
-    /* Any order among equal addresses will do: the core level never
-     * answers for an address several names share. */
-    if (!sorted)
-        qsort(core->e, core->n, sizeof(*core->e), by_addr);
-    kc->core_ok = core->n > 0;
-    for (size_t i = 0; kc->core_ok && i < c.others.n; i++) {
-        uint64_t a = c.others.e[i].addr;
-        if (a >= core->e[0].addr && a <= core->e[core->n - 1].addr)
-            kc->core_ok = 0;
-    }
-    free(c.others.e);
+    const char *why = NULL;
+    core_build(&kc->core, kc->table, &why);
     if (ksym_bcc_settings.debug >= 2)
-        fprintf(stderr, "libksym-bcc: kernel cache: %zu core symbols from %s in %.2f ms%s\n", core->n,
-                from_snapshot ? "libksym's snapshot" : "/proc/kallsyms", ms_since(&t0),
-                kc->core_ok ? "" : " (not used: another symbol lies inside the core's range)");
+        fprintf(stderr, "libksym-bcc: kernel cache: %zu core symbols from %s in %.2f ms%s%s%s\n", kc->core.n,
+                from_snapshot ? "libksym's snapshot" : "/proc/kallsyms", ms_since(&t0), why ? " (none: " : "",
+                why ? why : "", why ? ")" : "");
 }
 
 static void load_full(struct kcache *kc)
@@ -287,12 +231,46 @@ static void load_under_write_lock(struct kcache *kc, int *state, void (*load)(st
     pthread_rwlock_rdlock(&kc->lock);
 }
 
+/* After an open that found the addresses hidden: are they still? The
+ * first 64 KB of /proc/kallsyms, parsed by libksym (its rule: every
+ * address zero is KSYM_ERR_RESTRICTED), instead of the whole file: bcc
+ * reads it again at every answer while its cache is empty, and so would
+ * this cache's open. */
+static int still_hidden(void)
+{
+    enum { HEAD = 64 << 10 };
+    char *head = malloc(HEAD);
+    FILE *f = head ? fopen("/proc/kallsyms", "r") : NULL;
+    if (!f) {
+        free(head);
+        return 1;
+    }
+    size_t n = fread(head, 1, HEAD, f);
+    fclose(f);
+    while (n > 0 && head[n - 1] != '\n')
+        n--;
+    KSYM_OPTS(ksym_table_opts, o, .flags = KSYM_TABLE_NO_SNAPSHOT);
+    struct ksym_table *t = n ? ksym_table_from_buffer(head, n, &o) : NULL;
+    int hidden = !t && (n == 0 || ksym_last_error() == KSYM_ERR_RESTRICTED);
+    ksym_table_free(t);
+    free(head);
+    return hidden;
+}
+
 /* Takes the read lock (held on return, whatever the result) with the table
  * loaded: 1, or 0 when it could not be (bcc's "nothing"). A refresh between
  * the loads may undo them again: tried twice. */
 static int read_lock_loaded(struct kcache *kc)
 {
     pthread_rwlock_rdlock(&kc->lock);
+    if (kc->table_state == -2 && !still_hidden()) {
+        pthread_rwlock_unlock(&kc->lock);
+        pthread_rwlock_wrlock(&kc->lock);
+        if (kc->table_state == -2)
+            kc->table_state = 0;
+        pthread_rwlock_unlock(&kc->lock);
+        pthread_rwlock_rdlock(&kc->lock);
+    }
     for (int tries = 0; kc->table_state == 0 && tries < 2; tries++)
         load_under_write_lock(kc, &kc->table_state, load_table);
     return kc->table_state == 1;
@@ -328,13 +306,11 @@ static int fill(struct bcc_symbol *sym, const char *name, const char *module, ui
 /* The answer of the core level: 1 answered, 0 it cannot say. */
 static int core_answer(const struct kcache *kc, uint64_t addr, struct bcc_symbol *sym, int demangle)
 {
-    const struct level *l = &kc->core;
-    if (!kc->core_ok || l->n == 0 || addr < l->e[0].addr || addr > l->e[l->n - 1].addr)
+    const char *name;
+    uint64_t off;
+    if (!core_floor(&kc->core, addr, &name, &off))
         return 0;
-    const struct ksent *e = floor_of(l, addr);
-    if (e > l->e && e[-1].addr == e->addr)
-        return 0;
-    fill(sym, e->name, e->module, addr - e->addr, demangle);
+    fill(sym, name, "kernel", off, demangle);
     return 1;
 }
 
@@ -451,9 +427,7 @@ void kcache_refresh(struct kcache *kc)
     if (kc->table_state < 0 || (ksym_bcc_settings.fixes & FIX_SYMBOLIZE)) {
         /* Tried again at the next answer; libksym's table routes what may
          * have changed to a read of its own, made once: a new table. */
-        free(kc->core.e);
-        memset(&kc->core, 0, sizeof(kc->core));
-        kc->core_ok = 0;
+        core_free(&kc->core);
         ksym_table_free(kc->table);
         kc->table = NULL;
         kc->table_state = 0;
@@ -461,11 +435,12 @@ void kcache_refresh(struct kcache *kc)
     pthread_rwlock_unlock(&kc->lock);
 }
 
-struct kcache *kcache_new(void)
+struct kcache *kcache_new(struct kcache_rules rules)
 {
     struct kcache *kc = calloc(1, sizeof(*kc));
     if (!kc)
         return NULL;
+    kc->rules = rules;
     if (pthread_rwlock_init(&kc->lock, NULL) != 0) {
         free(kc);
         return NULL;
@@ -478,7 +453,7 @@ void kcache_free(struct kcache *kc)
     if (!kc)
         return;
     drop_full(kc);
-    free(kc->core.e);
+    core_free(&kc->core);
     ksym_table_free(kc->table);
     pthread_rwlock_destroy(&kc->lock);
     free(kc);

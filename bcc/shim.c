@@ -4,10 +4,11 @@
  *
  * Exported (libksym-bcc.map): bcc_symcache_new, bcc_free_symcache,
  * bcc_symcache_resolve, bcc_symcache_resolve_no_demangle,
- * bcc_symcache_resolve_name, bcc_symcache_refresh. Preloaded
- * (LD_PRELOAD=libksym-bcc.so.0) into a program linked with libbcc, they
- * take the place of bcc's; bcc's own are found with dlsym(RTLD_NEXT), or by
- * a dlopen of bcc's library when it is not in the process.
+ * bcc_symcache_resolve_name, bcc_symcache_refresh, and ksym_bcc_counts
+ * (how many kernel answers it gave). Preloaded (LD_PRELOAD=libksym-bcc.so.0)
+ * into a program linked with libbcc, or reached through the interposer
+ * (lib/ksym-bcc/libbcc.so.0, for bcc's Python module), they take the place
+ * of bcc's; bcc's own are found in the process (real.c).
  *
  * Every handle handed out is registered: a NULL or unknown handle gets
  * bcc's error return (-1, the symbol zeroed) instead of a crash, and
@@ -16,12 +17,13 @@
  * remove a handle: a handle is never freed under a call that uses it.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "kcache.h"
+#include "note.h"
+#include "real.h"
+#include "settings.h"
 
-#include <dlfcn.h>
 #include <ksym.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,159 +35,55 @@
 #define KSYM_BCC_VERSION "0"
 #endif
 
-struct settings ksym_bcc_settings;
+/* ----- what it answered: the proof that answers came from libksym ------------------ */
 
-void ksym_bcc_note(int *once, const char *fmt, ...)
+/* Kernel addresses asked of libksym's caches, those it found a symbol
+ * for, and kernel names looked up. */
+static uint64_t n_resolved, n_found, n_names;
+
+/* ksym_bcc_counts(out): out[0] the kernel addresses this process asked
+ * (bcc_symcache_resolve and _no_demangle on a kernel cache), out[1] those
+ * answered with a symbol, out[2] the kernel names looked up
+ * (bcc_symcache_resolve_name). Every one was answered by libksym. */
+EXPORT void ksym_bcc_counts(uint64_t out[3])
 {
-    if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "libksym-bcc: %s\n", line);
+    out[0] = __atomic_load_n(&n_resolved, __ATOMIC_RELAXED);
+    out[1] = __atomic_load_n(&n_found, __ATOMIC_RELAXED);
+    out[2] = __atomic_load_n(&n_names, __ATOMIC_RELAXED);
 }
 
-/* ----- settings ---------------------------------------------------------------- */
-
-static int note_fix_word;
-
-static unsigned parse_fixes(const char *v)
+static void version_text(char *buf, size_t len)
 {
-    unsigned fixes = 0;
-    while (v && *v) {
-        size_t n = strcspn(v, ", ");
-        static const struct {
-            const char *word;
-            unsigned bits;
-        } words[] = { { "symbolize", FIX_SYMBOLIZE },
-                      { "builtin", FIX_BUILTIN },
-                      { "module", FIX_MODULE },
-                      { "all", FIX_SYMBOLIZE | FIX_BUILTIN | FIX_MODULE } };
-        int known = n == 0;
-        for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-            if (strlen(words[i].word) == n && strncmp(v, words[i].word, n) == 0) {
-                fixes |= words[i].bits;
-                known = 1;
-            }
-        }
-        if (!known)
-            ksym_bcc_note(&note_fix_word, "KSYM_BCC_FIX: ignoring '%.*s' (known: symbolize, builtin, module, all)",
-                          (int)n, v);
-        v += n;
-        v += strspn(v, ", ");
-    }
-    return fixes;
-}
-
-static const char *fixes_text(unsigned f)
-{
-    static char buf[64];
-    if (!f)
-        return "none (bcc's answers)";
-    snprintf(buf, sizeof(buf), "%s%s%s", (f & FIX_SYMBOLIZE) ? "symbolize " : "",
-             (f & FIX_BUILTIN) ? "builtin " : "", (f & FIX_MODULE) ? "module " : "");
-    buf[strlen(buf) - 1] = 0;
-    return buf;
+    const struct bcc_version *v = ksym_bcc_version();
+    if (v->major < 0)
+        snprintf(buf, len, "bcc %s: the newest rules", v->source);
+    else
+        snprintf(buf, len, "bcc %d.%d.%d (%s)", v->major, v->minor, v->patch, v->source);
 }
 
 __attribute__((constructor)) static void init(void)
 {
-    struct settings *s = &ksym_bcc_settings;
-    s->fixes = parse_fixes(getenv("KSYM_BCC_FIX"));
-    const char *d = getenv("KSYM_BCC_DEBUG");
-    if (d && *d && strcmp(d, "0") != 0)
-        s->debug = atoi(d) >= 2 ? 2 : 1;
-    const char *dir = getenv("KSYM_BCC_SNAPSHOT_DIR");
-    if (dir && strcmp(dir, "none") == 0)
-        s->no_snapshot = 1;
-    else if (dir && *dir)
-        s->snapshot_dir = dir;
-    const char *fwd = getenv("KSYM_BCC_FORWARD_LIB");
-    s->forward_lib = fwd && *fwd ? fwd : NULL;
-    if (s->debug)
-        fprintf(stderr,
-                "libksym-bcc %s: active in pid %d: kernel symbol caches (pid < 0) from libksym %s, "
-                "user-space ones forwarded to bcc; KSYM_BCC_FIX: %s\n",
-                KSYM_BCC_VERSION, (int)getpid(), ksym_version(), fixes_text(s->fixes));
-}
-
-/* ----- bcc's own functions, for user-space pids ---------------------------------- */
-
-struct bcc_api {
-    void *(*symcache_new)(int, struct bcc_symbol_option *);
-    void (*free_symcache)(void *, int);
-    int (*resolve)(void *, uint64_t, struct bcc_symbol *);
-    int (*resolve_no_demangle)(void *, uint64_t, struct bcc_symbol *);
-    int (*resolve_name)(void *, const char *, const char *, uint64_t *);
-    void (*refresh)(void *);
-};
-
-static struct bcc_api real;
-static pthread_once_t real_once = PTHREAD_ONCE_INIT;
-static char real_error[512];
-static int note_forward;
-
-EXPORT void *bcc_symcache_new(int pid, struct bcc_symbol_option *option);
-
-static void *lookup(void *handle, const char *name)
-{
-    dlerror();
-    return dlsym(handle, name);
-}
-
-static void fill_api(void *handle)
-{
-    /* Casts between object and function pointers: POSIX dlsym's contract. */
-    *(void **)&real.symcache_new = lookup(handle, "bcc_symcache_new");
-    *(void **)&real.free_symcache = lookup(handle, "bcc_free_symcache");
-    *(void **)&real.resolve = lookup(handle, "bcc_symcache_resolve");
-    *(void **)&real.resolve_no_demangle = lookup(handle, "bcc_symcache_resolve_no_demangle");
-    *(void **)&real.resolve_name = lookup(handle, "bcc_symcache_resolve_name");
-    *(void **)&real.refresh = lookup(handle, "bcc_symcache_refresh");
-}
-
-static void find_real(void)
-{
-    fill_api(RTLD_NEXT);
-    if (real.symcache_new && real.symcache_new != bcc_symcache_new && real.free_symcache)
+    ksym_bcc_settings_read();
+    if (!ksym_bcc_settings.debug)
         return;
-    memset(&real, 0, sizeof(real));
-    const char *candidates[] = { ksym_bcc_settings.forward_lib, "libbcc_bpf.so.0", "libbcc.so.0" };
-    size_t used = 0;
-    for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-        if (!candidates[i] || (i > 0 && ksym_bcc_settings.forward_lib))
-            continue;
-        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *e = dlerror();
-            used += (size_t)snprintf(real_error + used, used < sizeof(real_error) ? sizeof(real_error) - used : 0,
-                                     "%s%s", used ? "; " : "", e ? e : candidates[i]);
-            if (used >= sizeof(real_error))
-                used = sizeof(real_error) - 1;
-            continue;
-        }
-        fill_api(h);
-        if (real.symcache_new && real.symcache_new != bcc_symcache_new && real.free_symcache)
-            return;
-        memset(&real, 0, sizeof(real));
-        used += (size_t)snprintf(real_error + used, used < sizeof(real_error) ? sizeof(real_error) - used : 0,
-                                 "%s%s has no bcc_symcache_new", used ? "; " : "", candidates[i]);
-        if (used >= sizeof(real_error))
-            used = sizeof(real_error) - 1;
-    }
+    char v[4200];
+    version_text(v, sizeof(v));
+    fprintf(stderr,
+            "libksym-bcc %s: active in pid %d: kernel symbol caches (pid < 0) from libksym %s with the "
+            "answers of %s, user-space ones forwarded to bcc; KSYM_BCC_FIX: %s\n",
+            KSYM_BCC_VERSION, (int)getpid(), ksym_version(), v, ksym_bcc_fixes_text(ksym_bcc_settings.fixes));
 }
 
-static const struct bcc_api *bcc(int pid)
+__attribute__((destructor)) static void fini(void)
 {
-    pthread_once(&real_once, find_real);
-    if (!real.symcache_new)
-        ksym_bcc_note(&note_forward,
-                      "user-space symbols (pid %d) cannot be resolved: bcc's library is not in the process "
-                      "and could not be loaded (%s)",
-                      pid, real_error);
-    return &real;
+    if (!ksym_bcc_settings.debug)
+        return;
+    uint64_t c[3];
+    ksym_bcc_counts(c);
+    fprintf(stderr,
+            "libksym-bcc: pid %d exits: %llu kernel addresses answered by libksym (%llu with a symbol), "
+            "%llu kernel names\n",
+            (int)getpid(), (unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2]);
 }
 
 /* ----- the registry of handles ----------------------------------------------------- */
@@ -277,10 +175,11 @@ EXPORT void *bcc_symcache_new(int pid, struct bcc_symbol_option *option)
     void *h;
     enum kind kind;
     if (pid < 0) {
-        h = kcache_new();
+        struct kcache_rules rules = { .root_only = ksym_bcc_reads_as_root_only(ksym_bcc_version()) };
+        h = kcache_new(rules);
         kind = KERNEL;
     } else {
-        const struct bcc_api *b = bcc(pid);
+        const struct bcc_api *b = ksym_bcc_real_api(pid);
         h = b->symcache_new ? b->symcache_new(pid, option) : NULL;
         kind = FORWARDED;
     }
@@ -294,7 +193,7 @@ EXPORT void *bcc_symcache_new(int pid, struct bcc_symbol_option *option)
     if (kind == KERNEL)
         kcache_free(h);
     else
-        real.free_symcache(h, pid);
+        ksym_bcc_real_api(pid)->free_symcache(h, pid);
     return NULL;
 }
 
@@ -309,8 +208,8 @@ EXPORT void bcc_free_symcache(void *symcache, int pid)
     pthread_rwlock_unlock(&reg_lock);
     if (copy.kind == KERNEL)
         kcache_free(copy.handle);
-    else if (copy.kind == FORWARDED && real.free_symcache)
-        real.free_symcache(copy.handle, copy.pid);
+    else if (copy.kind == FORWARDED)
+        ksym_bcc_real_api(copy.pid)->free_symcache(copy.handle, copy.pid);
 }
 
 static int resolve(void *symcache, uint64_t addr, struct bcc_symbol *sym, int demangle)
@@ -322,8 +221,12 @@ static int resolve(void *symcache, uint64_t addr, struct bcc_symbol *sym, int de
     struct slot *s = find(symcache);
     if (s && s->kind == KERNEL) {
         r = kcache_resolve(s->handle, addr, sym, demangle);
+        __atomic_add_fetch(&n_resolved, 1, __ATOMIC_RELAXED);
+        if (r == 0)
+            __atomic_add_fetch(&n_found, 1, __ATOMIC_RELAXED);
     } else if (s && s->kind == FORWARDED) {
-        int (*f)(void *, uint64_t, struct bcc_symbol *) = demangle ? real.resolve : real.resolve_no_demangle;
+        const struct bcc_api *real = ksym_bcc_real_api(s->pid);
+        int (*f)(void *, uint64_t, struct bcc_symbol *) = demangle ? real->resolve : real->resolve_no_demangle;
         if (f)
             r = f(s->handle, addr, sym);
         else
@@ -352,10 +255,12 @@ EXPORT int bcc_symcache_resolve_name(void *resolver, const char *module, const c
     int r = -1;
     pthread_rwlock_rdlock(&reg_lock);
     struct slot *s = find(resolver);
-    if (s && s->kind == KERNEL)
+    if (s && s->kind == KERNEL) {
         r = kcache_resolve_name(s->handle, module, name, addr);
-    else if (s && s->kind == FORWARDED && module && real.resolve_name)
-        r = real.resolve_name(s->handle, module, name, addr);
+        __atomic_add_fetch(&n_names, 1, __ATOMIC_RELAXED);
+    } else if (s && s->kind == FORWARDED && module && ksym_bcc_real_api(s->pid)->resolve_name) {
+        r = ksym_bcc_real_api(s->pid)->resolve_name(s->handle, module, name, addr);
+    }
     pthread_rwlock_unlock(&reg_lock);
     return r;
 }
@@ -366,7 +271,7 @@ EXPORT void bcc_symcache_refresh(void *resolver)
     struct slot *s = find(resolver);
     if (s && s->kind == KERNEL)
         kcache_refresh(s->handle);
-    else if (s && s->kind == FORWARDED && real.refresh)
-        real.refresh(s->handle);
+    else if (s && s->kind == FORWARDED && ksym_bcc_real_api(s->pid)->refresh)
+        ksym_bcc_real_api(s->pid)->refresh(s->handle);
     pthread_rwlock_unlock(&reg_lock);
 }

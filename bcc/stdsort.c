@@ -26,8 +26,9 @@
  * (bcc/tests/diff.c) checks the outcome against the real libbcc at every
  * address that several names share.
  */
-#include "internal.h"
+#include "stdsort.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define THRESHOLD 16

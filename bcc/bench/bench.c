@@ -1,7 +1,7 @@
 /*
  * make bench-bcc: libksym-bcc against the real libbcc, in one run.
  *
- *   bench SHIM [RUNS]              the table (docs/performance.md, "libksym-bcc")
+ *   bench SHIM [RUNS]              the C table of docs/bcc.md ("Measured")
  *   bench --one LIB ADDRS [FIX]    one measurement (a fresh process each time)
  *
  * In-process: bcc_symcache_new(-1) and the first 1,000 bcc_symcache_resolve
@@ -10,8 +10,9 @@
  * /proc/kallsyms: inside random symbols (any kind; a few share their address
  * with another name), and inside core-kernel functions whose address no
  * other name shares. Also the shim without a snapshot (as the first use in
- * a boot, which then writes it). Peak RSS is the process's high-water mark
- * minus its RSS before the first call.
+ * a boot, which then writes it). RSS added: resident KB after the calls
+ * minus before, private (anonymous) and shared (file-backed and tmpfs
+ * pages: libksym's snapshot, the page cache every process shares) apart.
  *
  * bpftrace: Debian's bpftrace started with a program that prints a kernel
  * stack at the first sched_switch and exits; the time from its start to
@@ -46,18 +47,26 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static long rss_kb(void)
+/* Resident KB of this process: anonymous (private) in *anon, file-backed
+ * and tmpfs pages (libksym's snapshot, shared by every process of a boot)
+ * in *shared (/proc/self/status). */
+static void rss_kb(long *anon, long *shared)
 {
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f && fscanf(f, "%ld %ld", &pages, &resident) != 2)
-        resident = 0;
+    char line[256];
+    long v;
+    *anon = *shared = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "RssAnon: %ld", &v) == 1)
+            *anon = v;
+        else if (sscanf(line, "RssFile: %ld", &v) == 1 || sscanf(line, "RssShmem: %ld", &v) == 1)
+            *shared += v;
+    }
     if (f)
         fclose(f);
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-/* One measurement: prints "MS KB". */
+/* One measurement: prints "MS ANON_KB SHARED_KB FOUND". */
 static int one(const char *lib, const char *addrs_path)
 {
     uint64_t a[1000];
@@ -77,7 +86,8 @@ static int one(const char *lib, const char *addrs_path)
     int (*resolve)(void *, uint64_t, struct bcc_symbol *);
     *(void **)&new_cache = dlsym(h, "bcc_symcache_new");
     *(void **)&resolve = dlsym(h, "bcc_symcache_resolve");
-    long rss0 = rss_kb();
+    long a0, s0, a1, s1;
+    rss_kb(&a0, &s0);
     double t0 = now_ms();
     void *c = new_cache(-1, NULL);
     size_t found = 0;
@@ -86,9 +96,8 @@ static int one(const char *lib, const char *addrs_path)
         found += resolve(c, a[i], &s) == 0;
     }
     double t1 = now_ms();
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    printf("%.3f %ld %zu\n", t1 - t0, ru.ru_maxrss - rss0, found);
+    rss_kb(&a1, &s1);
+    printf("%.3f %ld %ld %zu\n", t1 - t0, a1 - a0, s1 - s0, found);
     return 0;
 }
 
@@ -108,14 +117,15 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Runs `bench --one LIB ADDRS` with `env` added; its "MS KB". */
-static int measure(const char *lib, const char *addrs, const char *env, double *ms, double *kb)
+/* Runs `bench --one LIB ADDRS` with `env` added: its time, private and
+ * shared KB. */
+static int measure(const char *lib, const char *addrs, const char *env, double *ms, double *kb, double *shared)
 {
     char cmd[8192];
     snprintf(cmd, sizeof(cmd), "env %s '%s' --one '%s' '%s'", env, self, lib, addrs);
     FILE *p = popen(cmd, "r");
     size_t found = 0;
-    int ok = p && fscanf(p, "%lf %lf %zu", ms, kb, &found) == 3;
+    int ok = p && fscanf(p, "%lf %lf %lf %zu", ms, kb, shared, &found) == 4;
     if (p)
         pclose(p);
     return ok ? 0 : -1;
@@ -243,8 +253,8 @@ int main(int argc, char **argv)
     snprintf(snapenv, sizeof(snapenv), "KSYM_BCC_SNAPSHOT_DIR=%s/snap", dir);
     write_addrs(any, 0);
     write_addrs(core, 1);
-    double ms, kb, w;
-    measure(shim, any, snapenv, &ms, &kb); /* writes the snapshot */
+    double ms, kb, sh;
+    measure(shim, any, snapenv, &ms, &kb, &sh); /* writes the snapshot */
 
     printf("bcc_symcache_new(-1) + the first 1,000 resolves, new process each, median of %d "
            "(`make bench-bcc`):\n\n",
@@ -258,12 +268,12 @@ int main(int argc, char **argv)
         { "inside random symbols, no snapshot: time", any, "KSYM_BCC_SNAPSHOT_DIR=none" },
     };
     for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
-        double bt[101], st[101], bk[101], sk[101];
+        double bt[101], st[101], bk[101], sk[101], bs[101], ss[101];
         int nb = 0, ns = 0;
         for (int i = 0; i < runs; i++) {
-            if (measure(bcc, sets[s].addrs, "A=1", &bt[nb], &bk[nb]) == 0)
+            if (measure(bcc, sets[s].addrs, "A=1", &bt[nb], &bk[nb], &bs[nb]) == 0)
                 nb++;
-            if (measure(shim, sets[s].addrs, sets[s].env, &st[ns], &sk[ns]) == 0)
+            if (measure(shim, sets[s].addrs, sets[s].env, &st[ns], &sk[ns], &ss[ns]) == 0)
                 ns++;
         }
         if (!nb || !ns) {
@@ -271,11 +281,13 @@ int main(int argc, char **argv)
             continue;
         }
         row(sets[s].what, "ms", median(bt, nb), median(st, ns));
-        char what[128];
-        snprintf(what, sizeof(what), "%.*s: RSS growth", (int)(strlen(sets[s].what) - 6), sets[s].what);
+        char what[160];
+        int stem = (int)(strlen(sets[s].what) - 6);
+        snprintf(what, sizeof(what), "%.*s: private RSS added", stem, sets[s].what);
         row(what, "MB", median(bk, nb) / 1024, median(sk, ns) / 1024);
+        snprintf(what, sizeof(what), "%.*s: shared RSS added (snapshot pages)", stem, sets[s].what);
+        row(what, "MB", median(bs, nb) / 1024, median(ss, ns) / 1024);
     }
-    (void)w;
 
     if (system("command -v bpftrace > /dev/null") != 0) {
         printf("\nbpftrace: SKIP: not installed\n");

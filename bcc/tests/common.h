@@ -23,6 +23,8 @@
     } while (0)
 
 #include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@ struct bcc_symbol {
 
 struct api {
     const char *what;
+    void *handle;
     void *(*symcache_new)(int, void *);
     void (*free_symcache)(void *, int);
     int (*resolve)(void *, uint64_t, struct bcc_symbol *);
@@ -57,6 +60,7 @@ static inline struct api load_api(const char *path, const char *what)
         fprintf(stderr, "%s: dlopen %s: %s\n", what, path, dlerror());
         exit(2);
     }
+    a.handle = h;
     *(void **)&a.symcache_new = dlsym(h, "bcc_symcache_new");
     *(void **)&a.free_symcache = dlsym(h, "bcc_free_symcache");
     *(void **)&a.resolve = dlsym(h, "bcc_symcache_resolve");
@@ -76,6 +80,31 @@ static inline struct api load_bcc(void)
 {
     const char *p = getenv("BCC_LIB");
     return load_api(p && *p ? p : "libbcc_bpf.so.0", "bcc");
+}
+
+/* The file a library was loaded from, links resolved ("libbcc.so.0.31.0":
+ * the bcc version the tests compare with), in a static buffer. */
+static inline const char *api_file(const struct api *a)
+{
+    static char buf[4096];
+    struct link_map *lm = NULL;
+    if (dlinfo(a->handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+        return "?";
+    if (!realpath(lm->l_name, buf))
+        snprintf(buf, sizeof(buf), "%s", lm->l_name);
+    const char *base = strrchr(buf, '/');
+    return base ? base + 1 : buf;
+}
+
+/* The minor version of the bcc library `a` was loaded from (0.31.0: 31), or
+ * -1. */
+static inline int api_bcc_minor(const struct api *a)
+{
+    int major = -1, minor = -1;
+    const char *f = api_file(a), *so = strstr(f, ".so.");
+    if (!so || sscanf(so + 4, "%d.%d", &major, &minor) != 2 || major != 0)
+        return -1;
+    return minor;
 }
 
 /* The shim under test: $KSYM_BCC_LIB. */

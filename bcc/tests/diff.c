@@ -15,328 +15,28 @@
  *                             modprobe while the caches exist (root, a
  *                             kernel with modules: the guest), then removed
  *
- * Questions: every address of every line (data and absolute symbols
- * included), one below and one above it, a random address between it and
- * the next, random addresses in the large gaps (between modules, past the
- * image) and anywhere, the edges of the address space; resolve and
- * resolve_no_demangle; resolve_name for names present once, several times,
- * or not at all, with and without a module. The live kernel's file may
+ * The questions are compare.h's. The live kernel's file may
  * change while the test runs (another tool loads a BPF program): the run
  * is repeated when it did.
  *
  * Environment: BCC_LIB (default libbcc_bpf.so.0), KSYM_BCC_LIB (the shim),
  * KSYM_BCC_SNAPSHOT_DIR (the test's own snapshot directory).
  */
-#include "common.h"
+#include "compare.h"
 
 #include <errno.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
-static struct api bcc, shim;
-static const char UNTOUCHED[] = "<untouched>";
-
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-struct addrs {
-    uint64_t *a;
-    size_t n, cap;
-};
-
-static void add(struct addrs *v, uint64_t a)
-{
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 1 << 18;
-        v->a = realloc(v->a, v->cap * sizeof(*v->a));
-        if (!v->a)
-            exit(2);
-    }
-    v->a[v->n++] = a;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Every question's address, from the lines of the file. */
-static struct addrs questions(const struct lines *ls)
-{
-    struct addrs starts = { 0 }, q = { 0 };
-    for (size_t i = 0; i < ls->n; i++)
-        add(&starts, ls->l[i].addr);
-    qsort(starts.a, starts.n, sizeof(uint64_t), cmp_u64);
-    size_t n = 0;
-    for (size_t i = 0; i < starts.n; i++)
-        if (n == 0 || starts.a[n - 1] != starts.a[i])
-            starts.a[n++] = starts.a[i];
-    starts.n = n;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t a = starts.a[i];
-        add(&q, a);
-        add(&q, a - 1);
-        add(&q, a + 1);
-        if (i + 1 < n) {
-            uint64_t gap = starts.a[i + 1] - a;
-            add(&q, a + rnd() % gap);
-            for (int k = 0; gap > (1u << 16) && k < 8; k++)
-                add(&q, a + rnd() % gap);
-        } else {
-            for (int k = 0; k < 8; k++)
-                add(&q, a + rnd() % (1u << 24));
-        }
-    }
-    /* A restricted file (all zeros) has one address, and bcc reads it
-     * again at every call while it holds no symbol: a few will do. */
-    int randoms = n > 1 ? 2000 : 20;
-    for (int k = 0; k < randoms; k++) {
-        add(&q, rnd());
-        add(&q, n ? starts.a[0] - (rnd() % (1u << 20)) : rnd());
-    }
-    static const uint64_t edges[] = { 0, 1, 0x00fffffffffffffeULL, 0x00ffffffffffffffULL, 0x0100000000000000ULL,
-                                      0xffffffff80000000ULL, 0xfffffffffffffffeULL, UINT64_MAX };
-    for (size_t k = 0; k < sizeof(edges) / sizeof(edges[0]); k++)
-        add(&q, edges[k]);
-    free(starts.a);
-    return q;
-}
-
-/* Names to look up: bcc rebuilds a map of every symbol on each call (tens
- * of ms), so a sample: names present more than once (40, spread),
- * random others, and names that are not there. */
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static const char **names(const struct lines *ls, size_t *count)
-{
-    const char **all = malloc(ls->n * sizeof(char *));
-    for (size_t i = 0; i < ls->n; i++)
-        all[i] = ls->l[i].name;
-    qsort(all, ls->n, sizeof(char *), cmp_str);
-    const char **out = malloc((ls->n / 50 + 1000) * sizeof(char *));
-    size_t n = 0, ndups = 0;
-    const char **dups = malloc(ls->n * sizeof(char *));
-    for (size_t i = 1; i < ls->n; i++)
-        if (!strcmp(all[i], all[i - 1]) && (ndups == 0 || strcmp(dups[ndups - 1], all[i])))
-            dups[ndups++] = all[i];
-    for (size_t i = 0; i < ndups; i += ndups / 40 + 1)
-        out[n++] = dups[i];
-    free(dups);
-    for (int k = 0; k < 40 && ls->n; k++)
-        out[n++] = ls->l[rnd() % ls->n].name;
-    static const char *const absent[] = { "no_such_symbol_at_all", "", "vmlinux`vfs_read", "vfs_read ",
-                                          "kernel", "[bpf]", "vfs_read.cold.99" };
-    for (size_t k = 0; k < sizeof(absent) / sizeof(absent[0]); k++)
-        out[n++] = absent[k];
-    free(all);
-    *count = n;
-    return out;
-}
-
-/* ----- comparing ------------------------------------------------------------ */
-
-static long mismatches;
-
-static void compare_addr(void *b, void *s, uint64_t a)
-{
-    struct bcc_symbol x, y;
-    int rx = bcc.resolve(b, a, &x), ry = shim.resolve(s, a, &y);
-    checks++;
-    if (!same_answer(rx, &x, ry, &y)) {
-        if (++mismatches <= 10) {
-            fprintf(stderr, "  resolve(%#llx) differs:\n", (unsigned long long)a);
-            show("bcc", rx, &x);
-            show("libksym-bcc", ry, &y);
-        }
-    }
-    x.demangle_name = y.demangle_name = UNTOUCHED;
-    rx = bcc.resolve_no_demangle(b, a, &x);
-    ry = shim.resolve_no_demangle(s, a, &y);
-    checks++;
-    if (!same_answer(rx, &x, ry, &y)) {
-        if (++mismatches <= 10) {
-            fprintf(stderr, "  resolve_no_demangle(%#llx) differs:\n", (unsigned long long)a);
-            show("bcc", rx, &x);
-            show("libksym-bcc", ry, &y);
-        }
-    }
-}
-
-static void compare_name(void *b, void *s, const char *module, const char *name)
-{
-    uint64_t x = 7, y = 7;
-    int rx = bcc.resolve_name(b, module, name, &x), ry = shim.resolve_name(s, module, name, &y);
-    checks++;
-    if (rx != ry || x != y) {
-        if (++mismatches <= 10)
-            fprintf(stderr, "  resolve_name(%s, \"%s\") differs: bcc %d %#llx, libksym-bcc %d %#llx\n",
-                    module ? module : "NULL", name, rx, (unsigned long long)x, ry, (unsigned long long)y);
-    }
-}
-
-/* Reads from /proc/self/io: bytes this process read with read(2). */
-static unsigned long long rchar(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    unsigned long long v = 0;
-    char key[32];
-    while (f && fscanf(f, "%31s %llu", key, &v) == 2)
-        if (!strcmp(key, "rchar:"))
-            break;
-    if (f)
-        fclose(f);
-    return v;
-}
-
-/* The addresses several lines bcc keeps share (then the order of bcc's
- * sort decides, and the core level leaves the answer to the full one),
- * sorted. */
-static struct addrs shared_addresses(const struct lines *ls)
-{
-    struct addrs kept = { 0 }, shared = { 0 };
-    for (size_t i = 0; i < ls->n; i++)
-        if (!strchr("bBdDrR", ls->l[i].type) && ls->l[i].addr >= 0x00ffffffffffffffULL)
-            add(&kept, ls->l[i].addr);
-    qsort(kept.a, kept.n, sizeof(uint64_t), cmp_u64);
-    for (size_t i = 1; i < kept.n; i++)
-        if (kept.a[i] == kept.a[i - 1] && (shared.n == 0 || shared.a[shared.n - 1] != kept.a[i]))
-            add(&shared, kept.a[i]);
-    free(kept.a);
-    return shared;
-}
-
-/* Root, and /proc/kallsyms shows real addresses: a non-zero one in its
- * first lines (a kernel that lists its per-CPU variables first starts
- * with zeros). */
-static int privileged(void)
-{
-    FILE *f = fopen("/proc/kallsyms", "r");
-    char line[256];
-    int real = 0;
-    for (int i = 0; f && i < 8 && !real && fgets(line, sizeof(line), f); i++) {
-        size_t hex = strspn(line, "0123456789abcdef");
-        real = hex > 0 && strspn(line, "0") < hex;
-    }
-    if (f)
-        fclose(f);
-    return geteuid() == 0 && real;
-}
-
-/* One complete comparison of the file now at /proc/kallsyms. */
-static void run(const char *label)
-{
-    long before = mismatches;
-    int before_checks = checks;
-    struct lines ls = read_lines("/proc/kallsyms");
-    struct addrs q = questions(&ls);
-    size_t nn;
-    const char **nm = names(&ls, &nn);
-    size_t modules = 0;
-    for (size_t i = 0; i < ls.n; i++)
-        modules += ls.l[i].module[0] != 0 && ls.l[i].module[0] != '_' && strcmp(ls.l[i].module, "bpf");
-    if (!strcmp(label, "/proc/kallsyms") && modules == 0)
-        NEED_SKIP("modules", "the running kernel lists no symbols of loadable modules: compared without");
-    struct addrs shared = shared_addresses(&ls);
-
-    void *b = bcc.symcache_new(-1, NULL);
-    struct bcc_symbol x;
-    bcc.resolve(b, q.a[0], &x); /* bcc reads the file now */
-
-    /* A first cache writes the snapshot, a second maps it: its core
-     * answers (an address of the core kernel, one name there) come with
-     * no read of /proc/kallsyms. */
-    void *s0 = shim.symcache_new(-1, NULL);
-    struct bcc_symbol y;
-    shim.resolve(s0, q.a[0], &y);
-    shim.free_symcache(s0, -1);
-    void *s = shim.symcache_new(-1, NULL);
-    CHECK(b && s);
-    /* The core kernel's lines bcc keeps, by address: an address between
-     * the first and the last whose nearest one below is not shared. */
-    struct addrs core = { 0 };
-    for (size_t i = 0; i < ls.n; i++)
-        if (!ls.l[i].module[0] && !strchr("bBdDrR", ls.l[i].type) && ls.l[i].addr >= 0x00ffffffffffffffULL)
-            add(&core, ls.l[i].addr);
-    qsort(core.a, core.n, sizeof(uint64_t), cmp_u64);
-    unsigned long long r0 = rchar();
-    size_t core_first = 0;
-    for (size_t i = 0; i < ls.n && core.n; i++) {
-        for (uint64_t a = ls.l[i].addr; a <= ls.l[i].addr + 1; a++) {
-            if (ls.l[i].module[0] || a < core.a[0] || a > core.a[core.n - 1])
-                continue;
-            size_t lo = 0, hi = core.n;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (a < core.a[mid])
-                    hi = mid;
-                else
-                    lo = mid + 1;
-            }
-            uint64_t f = core.a[lo - 1];
-            if (bsearch(&f, shared.a, shared.n, sizeof(uint64_t), cmp_u64))
-                continue;
-            compare_addr(b, s, a);
-            core_first++;
-        }
-    }
-    unsigned long long read_core = rchar() - r0;
-    /* A module's line inside the core's range turns the core level off. */
-    int inside = 0;
-    for (size_t i = 0; i < ls.n && core.n; i++)
-        inside |= ls.l[i].module[0] && !strchr("bBdDrR", ls.l[i].type) && ls.l[i].addr >= core.a[0] &&
-                  ls.l[i].addr <= core.a[core.n - 1];
-    if (!inside && privileged() && getenv("KSYM_BCC_SNAPSHOT_DIR") && strcmp(getenv("KSYM_BCC_SNAPSHOT_DIR"), "none")) {
-        /* The file is 4-8 MB; /proc/modules and the boot id are small. */
-        if (read_core >= (1u << 20))
-            fprintf(stderr, "  %zu core answers read %llu bytes: not from the snapshot\n", core_first, read_core);
-        CHECK(read_core < (1u << 20));
-    }
-    for (size_t i = 0; i < q.n; i++)
-        compare_addr(b, s, q.a[i]);
-    /* A new cache asked first where several names share an address: the
-     * core level must leave those to the full one. */
-    void *s2 = shim.symcache_new(-1, NULL);
-    for (size_t i = 0; i < shared.n; i++) {
-        compare_addr(b, s2, shared.a[i]);
-        compare_addr(b, s2, shared.a[i] + 2);
-    }
-    shim.free_symcache(s2, -1);
-    for (size_t i = 0; i < nn; i++) {
-        compare_name(b, s, NULL, nm[i]);
-        if (i % 10 == 0) {
-            compare_name(b, s, "kernel", nm[i]);
-            compare_name(b, s, "no_such_module", nm[i]);
-        }
-    }
-    bcc.free_symcache(b, -1);
-    shim.free_symcache(s, -1);
-    printf("%s: %zu lines (%zu of loadable modules), %zu addresses, %zu names, %zu core answers first "
-           "(%llu bytes read for them): %ld of %d answers differ\n",
-           label, ls.n, modules, q.n, nn, core_first, read_core, mismatches - before, checks - before_checks);
-    if (mismatches > before)
-        failures++;
-    free(q.a);
-    free(shared.a);
-    free(core.a);
-    free(nm);
-}
-
 /* ----- files over /proc/kallsyms -------------------------------------------- */
 
 static int private_mounts(void)
 {
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    /* In a chroot (tools/root/run.sh) "/" may be no mount point: then
+     * /proc, where the files go, is made private. */
+    if (unshare(CLONE_NEWNS) != 0 || (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 &&
+                                      mount(NULL, "/proc", NULL, MS_REC | MS_PRIVATE, NULL) != 0)) {
         KERNEL_SKIP("a mount namespace to put a file over /proc/kallsyms: %s (needs root)", strerror(errno));
         return -1;
     }
@@ -602,7 +302,7 @@ int main(int argc, char **argv)
     shim = load_shim();
     if (argc >= 3 && !strcmp(argv[1], "--file")) {
         if (private_mounts() == 0 && over(argv[2], "/proc/kallsyms") == 0)
-            run(argv[2]);
+            run(argv[2], NULL, 1);
     } else if (argc >= 4 && !strcmp(argv[1], "--refresh")) {
         if (private_mounts() == 0)
             test_refresh(argv[2], argv[3]);
@@ -619,7 +319,7 @@ int main(int argc, char **argv)
                 long m0 = mismatches;
                 int f0 = failures;
                 uint64_t d0 = kallsyms_digest();
-                run("/proc/kallsyms");
+                run("/proc/kallsyms", NULL, 1);
                 if (kallsyms_digest() == d0 || attempt == 3)
                     break;
                 printf("  /proc/kallsyms changed during the run (a BPF program or trampoline): again\n");

@@ -282,7 +282,7 @@ static void test_refresh_threads(void)
 
 static void as_nobody(void)
 {
-    uint64_t k = some_kernel_address(); /* 0 for nobody */
+    uint64_t k = some_kernel_address(); /* 0 for a reader that sees no addresses */
     void *c = shim.symcache_new(-1, NULL), *b = bcc.symcache_new(-1, NULL);
     int ok = 1;
     for (int i = 0; i < 3; i++) {
@@ -290,15 +290,20 @@ static void as_nobody(void)
         garbage(&x);
         garbage(&y);
         uint64_t a = i == 0 ? k : 0xffffffff81000000ULL + (uint64_t)i * 0x1000;
-        ok &= bcc.resolve(b, a, &x) == -1 && shim.resolve(c, a, &y) == -1 && zeroed(&x) && zeroed(&y);
+        int rx = bcc.resolve(b, a, &x), ry = shim.resolve(c, a, &y);
+        ok &= same_answer(rx, &x, ry, &y) && (rx == 0 || (zeroed(&x) && zeroed(&y)));
         uint64_t ax = 5, ay = 5;
-        ok &= bcc.resolve_name(b, NULL, "vfs_read", &ax) == -1 && shim.resolve_name(c, NULL, "vfs_read", &ay) == -1;
+        ok &= bcc.resolve_name(b, NULL, "vfs_read", &ax) == shim.resolve_name(c, NULL, "vfs_read", &ay) && ax == ay;
     }
     shim.free_symcache(c, -1);
     bcc.free_symcache(b, -1);
     printf("%s\n", ok ? "ok" : "differs");
 }
 
+/* uid 65534: bcc's answers, and one line on stderr when they are nothing:
+ * bcc before 0.29 reads nothing for it; later ones read the file, whose
+ * addresses the kernel may hide (kptr_restrict; creds.c tries each
+ * identity in full). */
 static void test_not_root(void)
 {
     char path[] = "/tmp/ksym-bcc-nobody-XXXXXX";
@@ -310,6 +315,7 @@ static void test_not_root(void)
         if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
             _exit(3);
         as_nobody();
+        printf("sees %d\n", some_kernel_address() != 0);
         fflush(stdout);
         _exit(0);
     }
@@ -321,12 +327,21 @@ static void test_not_root(void)
     close(fd);
     unlink(path);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    /* bcc's answers (nothing), and one line saying why. */
     CHECK(strstr(out, "ok\n") != NULL);
-    CHECK(count_lines(out, "libksym-bcc:") == 1);
-    CHECK(strstr(out, "euid 65534 is not 0") != NULL || geteuid() != 0);
+    int minor = api_bcc_minor(&bcc), sees = strstr(out, "sees 1") != NULL;
+    CHECK(minor >= 0);
+    if (geteuid() == 0 && minor < 29) {
+        CHECK(count_lines(out, "libksym-bcc:") == 1);
+        CHECK(strstr(out, "euid 65534 is not 0") != NULL);
+    } else if (geteuid() == 0 && !sees) {
+        CHECK(count_lines(out, "libksym-bcc:") == 1);
+        CHECK(strstr(out, "libksym-bcc: /proc/kallsyms shows no kernel addresses") != NULL);
+    } else {
+        CHECK(count_lines(out, "libksym-bcc:") == 0);
+    }
     const char *line = strstr(out, "libksym-bcc:");
-    printf("not root: bcc's answers, and on stderr: %s", line ? line : "(nothing)\n");
+    printf("not root (bcc 0.%d, %s): bcc's answers, and on stderr: %s", minor,
+           sees ? "sees addresses" : "sees zeros", line ? line : "(nothing)\n");
 }
 
 /* ----- without bcc ------------------------------------------------------------------- */

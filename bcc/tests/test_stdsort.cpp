@@ -11,7 +11,7 @@
 #include <vector>
 
 extern "C" {
-#include "../internal.h"
+#include "../stdsort.h"
 extern long ksym_bcc_heap_sorts;
 }
 
