@@ -173,6 +173,41 @@ fn names_only_in_modules_duplicates_and_errors() {
     // A module without BTF: said so.
     let e = btf.find(b"ext4`ext4_file_open", KIND_FUNC).unwrap_err();
     assert!(e.message().contains("no BTF for module `ext4`"), "{e}");
+    // A kernel without module BTF (5.10) with xfs loaded: the module is
+    // there, its BTF is not, and the message says why and what still works.
+    let empty = common::TempDir::new();
+    let no_mod_btf = KernelBtf::open(&Options {
+        vmlinux_btf_path: Some(k.vmlinux()),
+        module_btf_dir: Some(empty.path().to_path_buf()),
+        no_snapshot: true,
+        kallsyms_path: Some(k.dir.path().join("kallsyms")),
+        ..Default::default()
+    })
+    .unwrap();
+    let e = no_mod_btf
+        .find(b"xfs`xfs_file_open", KIND_FUNC)
+        .unwrap_err();
+    assert_eq!(e.code(), NOT_FOUND);
+    assert!(
+        e.message()
+            .contains("module `xfs` is loaded but has no BTF")
+            && e.message().contains("no module BTF at all")
+            && e.message().contains("kprobe"),
+        "{e}"
+    );
+    // Unqualified, as a tool names a function (fsdist's
+    // fentry_can_attach): kallsyms says whose it is.
+    let e = no_mod_btf.find(b"xfs_file_open", KIND_FUNC).unwrap_err();
+    assert_eq!(e.code(), NOT_FOUND);
+    assert!(
+        e.message().contains(
+            "has it in module `xfs`, loaded but without BTF (this kernel has no module BTF at all"
+        ),
+        "{e}"
+    );
+    // A name kallsyms does not have either: no such note.
+    let e = no_mod_btf.find(b"no_such_function", KIND_FUNC).unwrap_err();
+    assert!(!e.message().contains("kallsyms"), "{e}");
     // Module names fold - and _.
     assert!(btf
         .find(b"nf-tables`nft_register_chain_type", KIND_FUNC)
@@ -304,6 +339,36 @@ fn expanding_patterns() {
     assert!(isra.is_empty(), "{:?}", names(&isra));
     let bad = btf.expand(TargetKind::Function, b"[x").unwrap_err();
     assert_eq!(bad.code(), ksym::internals::error::INVALID);
+    // A kernel without module BTF (5.10), xfs loaded: a glob of its
+    // functions says why it has no BTF targets; kprobes still expand, and
+    // a glob over vmlinux too keeps vmlinux's.
+    let empty = TempDir::new();
+    let no_mod_btf = KernelBtf::open(&Options {
+        vmlinux_btf_path: Some(k.vmlinux()),
+        module_btf_dir: Some(empty.path().to_path_buf()),
+        filter_functions_path: Some("".into()),
+        kallsyms_path: Some(k.dir.path().join("kallsyms")),
+        no_snapshot: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let e = no_mod_btf
+        .expand(TargetKind::Function, b"xfs`xfs_file_*")
+        .unwrap_err();
+    assert_eq!(e.code(), ksym::internals::error::NOT_FOUND);
+    assert!(
+        e.message().contains("module `xfs`, loaded but without BTF")
+            && e.message().contains("no module BTF at all"),
+        "{e}"
+    );
+    let kp = no_mod_btf
+        .expand(TargetKind::Kprobe, b"xfs`xfs_file_*")
+        .unwrap();
+    assert_eq!(kp.len(), xfs.len(), "{:?}", names(&kp));
+    assert!(!no_mod_btf
+        .expand(TargetKind::Function, b"*vfs_read*")
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

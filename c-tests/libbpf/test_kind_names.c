@@ -1,8 +1,8 @@
 /*
  * ksym_bpf_prog_type_str, ksym_bpf_attach_type_str, ksym_bpf_map_type_str
  * and ksym_btf_kind_str against the installed <linux/bpf.h> and
- * <linux/btf.h> (Debian 12: Linux 6.1's) and libbpf 1.1's
- * libbpf_bpf_*_str.
+ * <linux/btf.h> (Debian 12: Linux 6.1's) and libbpf 1.7's
+ * libbpf_bpf_*_str (build/libbpf-1.7, which c-tests/run.sh links).
  *
  * The lists below are the headers' enumerators, written out (the values
  * come from the headers); the program also reads the headers' text and

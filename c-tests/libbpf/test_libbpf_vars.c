@@ -218,10 +218,11 @@ int main(void)
     check_dir(getenv("KSYM_BPF_OBJECTS") ? getenv("KSYM_BPF_OBJECTS") : "c-tests/bpf");
     snprintf(dir, sizeof(dir), "%s/libbpf-tools-0.26", data);
     check_dir(dir);
-    printf("  variables: %zu objects (libbpf opens all but %zu): %zu variables as libbpf places them (%zu static), "
+    printf("  variables: %zu objects (libbpf %s opens all but %zu): %zu variables as libbpf places them (%zu static), "
            "%zu set as a skeleton sets them (%zu sharing their name with another, refused as ambiguous), %zu data maps "
            "with libbpf's bytes after (%zu .bss)\n",
-           n_objects, n_open_fail, n_vars, n_static, n_vars - n_ambiguous, n_ambiguous, n_maps_set, n_bss_set);
+           n_objects, libbpf_version_string(), n_open_fail, n_vars, n_static, n_vars - n_ambiguous, n_ambiguous,
+           n_maps_set, n_bss_set);
     CHECK(n_vars > 500 && n_bss_set > 20);
     return finish("test_libbpf_vars");
 }

@@ -1,11 +1,44 @@
-//! The object's BTF made loadable by `BPF_BTF_LOAD`, as libbpf makes it.
+//! The object's BTF made loadable by `BPF_BTF_LOAD`, as libbpf makes it,
+//! and rewritten for a kernel that lacks some of its kinds.
+
+use std::borrow::Cow;
 
 use object::elf as E;
 
 use super::elf::{Sec, Sym};
 use super::externs::{self, Extern};
-use crate::error::Result;
-use crate::formats::btf::{self, BtfWriter, Extra};
+use super::object::Object;
+use crate::error::{Error, Result};
+use crate::formats::btf::{self, Btf, BtfFeatures, BtfWriter, Extra};
+
+impl Object {
+    /// The loadable BTF ([`Object::btf`]) as a kernel with only `features`
+    /// takes it: what libbpf 1.7 hands `BPF_BTF_LOAD` there (its
+    /// `bpf_object__sanitize_btf`): kinds the kernel lacks rewritten in
+    /// place (`formats::btf::sanitize`), so every type keeps its id and map
+    /// key and value types, func_info and BTF ids stay right; at most one
+    /// INT added at the end. The loadable BTF itself (borrowed) when
+    /// `features` has every kind. Errors: `NotFound` without `.BTF`;
+    /// `Unsupported` when `features` lacks [`BtfFeatures::BTF`] (such a
+    /// kernel takes no BTF: load the maps and programs without it, as
+    /// libbpf does). Pass func_info and line_info to `BPF_PROG_LOAD` only
+    /// when `features` has [`BtfFeatures::FUNC`].
+    pub fn btf_for(&self, features: BtfFeatures) -> Result<Cow<'_, [u8]>> {
+        let loadable = self.btf()?;
+        if !features.contains(BtfFeatures::BTF) {
+            return Err(Error::unsupported(
+                "this kernel takes no BTF (its BTF features lack `btf`): load the maps and \
+                 programs without BTF, as libbpf does",
+            ));
+        }
+        if !btf::needs_sanitizing(features) {
+            return Ok(Cow::Borrowed(loadable));
+        }
+        let mut w = BtfWriter::from_btf(&Btf::parse(loadable.to_vec())?)?;
+        btf::sanitize(&mut w, features);
+        Ok(Cow::Owned(w.to_bytes()))
+    }
+}
 
 /// A variable of a data section's DATASEC, as the loadable BTF places it.
 pub(super) struct SecVar {
@@ -21,8 +54,9 @@ pub(super) struct SecVar {
 /// The fixups libbpf makes before BPF_BTF_LOAD: DATASEC sizes and VAR
 /// offsets from the ELF (clang leaves them zero), hidden globals made
 /// static, the `.ksyms` VARs, which the kernel refuses, turned into
-/// allocated 4-byte ints and its kfuncs into global functions (their
-/// unnamed parameters named), the `.kconfig` VARs allocated at their
+/// allocated VARs of the first 32-bit INT (none is added: void without
+/// one, as libbpf) and its kfuncs into global functions (their unnamed
+/// parameters named), the `.kconfig` VARs allocated at their
 /// offsets in the `.kconfig` map; extern functions made global. `b` is
 /// the object's BTF, to edit (the write half of `formats::btf`). Also
 /// returns the data sections' variables, where the fixed-up DATASECs put
@@ -34,7 +68,7 @@ pub(super) fn loadable_btf(
     externs: &[Extern],
 ) -> Result<(Vec<u8>, Vec<SecVar>)> {
     let mut data_vars = Vec::new();
-    let int = b.int_type();
+    let int = b.int32();
     let mut dummy: Option<u32> = None;
     let datasecs: Vec<u32> = b.ids_of_kind(btf::KIND_DATASEC).collect();
     for ds in datasecs {
@@ -106,7 +140,8 @@ fn kconfig_datasec(b: &mut BtfWriter, ds: u32, vars: &mut [[u32; 3]], externs: &
 }
 
 /// `.ksyms`, which the kernel refuses as it is: its VARs become allocated
-/// 4-byte ints, its kfuncs global functions, each entry 4 bytes.
+/// VARs of `int` (the first 32-bit INT), its kfuncs global functions,
+/// each entry 4 bytes.
 fn ksyms_datasec(
     b: &mut BtfWriter,
     ds: u32,
@@ -122,7 +157,7 @@ fn ksyms_datasec(
             // the prototype's unnamed parameters.
             b.types[v[0] as usize].info = (btf::KIND_FUNC << 24) | btf::FUNC_GLOBAL;
             let d = *dummy.get_or_insert_with(|| {
-                let n = b.add_string(b"dummy_ksym");
+                let n = b.find_or_add_string(b"dummy_ksym");
                 b.add_type(btf::Type {
                     name_off: n,
                     info: btf::KIND_VAR << 24,

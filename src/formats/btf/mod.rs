@@ -6,7 +6,8 @@
 //! One model, two halves: this reader, for the kernel's BTF and for an
 //! object's `.BTF` alike (maps, externs, CO-RE, `.BTF.ext` names), and
 //! the write half ([`BtfWriter`], [`blob`]: loadable BTF, hand-built test
-//! BTF).
+//! BTF). What an older kernel takes of it: [`BtfFeatures`] (libbpf's
+//! probes) and [`sanitize`] (libbpf's rewriting for them).
 //!
 //! Format: `Documentation/bpf/btf.rst`. [`Btf::parse`] checks everything a
 //! reader relies on, once: the header and section bounds, every type's
@@ -20,12 +21,18 @@ use std::ffi::CStr;
 use std::sync::Arc;
 
 mod check;
+mod features;
 mod files;
+mod sanitize;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_sanitize;
 mod write;
 
+pub use features::{probe_blobs, probe_with, BtfFeatures};
 pub use files::{elf_section, read_file, read_vmlinux};
+pub use sanitize::{needs_sanitizing, sanitize};
 pub use write::{
     blob, BtfWriter, Extra, Type, FUNC_EXTERN, FUNC_GLOBAL, FUNC_STATIC, VAR_GLOBAL_ALLOCATED,
     VAR_GLOBAL_EXTERN, VAR_STATIC,

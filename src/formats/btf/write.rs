@@ -204,29 +204,32 @@ impl BtfWriter {
         off
     }
 
+    /// The offset of the first string equal to `s`, which is appended when
+    /// there is none (libbpf's `btf__add_str`, which deduplicates).
+    pub fn find_or_add_string(&mut self, s: &[u8]) -> u32 {
+        let mut off = 0;
+        while let Some(rest) = self.strings.get(off..).filter(|r| !r.is_empty()) {
+            let end = memchr::memchr(0, rest).unwrap_or(rest.len());
+            if &rest[..end] == s {
+                return off as u32;
+            }
+            off += end + 1;
+        }
+        self.add_string(s)
+    }
+
     /// Appends a type, returning its id.
     pub fn add_type(&mut self, t: Type) -> u32 {
         self.types.push(t);
         (self.types.len() - 1) as u32
     }
 
-    /// An INT of 4 bytes (found or added), for the VARs of extern sections.
-    pub fn int_type(&mut self) -> u32 {
-        let found = self.ids_of_kind(KIND_INT).find(|&i| {
-            let t = &self.types[i as usize];
-            t.size_type == 4 && matches!(t.extra, Extra::Int(e) if e & 0xff == 32)
-        });
-        if let Some(i) = found {
-            return i;
-        }
-        let name_off = self.add_string(b"int");
-        self.add_type(Type {
-            name_off,
-            info: KIND_INT << 24,
-            size_type: 4,
-            // encoding SIGNED (1 << 24), offset 0, 32 bits
-            extra: Extra::Int((INT_SIGNED << 24) | 32),
-        })
+    /// The first INT of 32 bits, for the VARs of extern sections (libbpf's
+    /// `find_int_btf_id`); 0 (void) when there is none: libbpf adds none.
+    pub fn int32(&self) -> u32 {
+        self.ids_of_kind(KIND_INT)
+            .find(|&i| matches!(self.types[i as usize].extra, Extra::Int(e) if e & 0xff == 32))
+            .unwrap_or(0)
     }
 
     /// Serialises to the wire format.
