@@ -8,6 +8,9 @@ fn main() {
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());
     // libksym.so.0.2.0 has soname libksym.so.0 (see the Makefile).
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libksym.so.{major}");
+    // Never unloaded by dlclose: a table's snapshot may still be being
+    // written by a thread of the library (src/table/background.rs).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     #[cfg(feature = "generate-header")]
     header::generate();
 }

@@ -5,7 +5,7 @@
 set -eu
 out=$1
 rm -rf "$out"
-for t in kallsyms ranges query vmlinux btf bpf_object kconfig snapshot; do
+for t in kallsyms ranges query vmlinux btf bpf_object kconfig snapshot stack; do
     mkdir -p "$out/$t"
     # Inputs that once failed, kept for ever.
     if [ -d "fuzz/regressions/$t" ]; then
@@ -21,6 +21,12 @@ for d in linux-6.1-cloud linux-6.12-cloud vm-6.18; do
 done
 head -n 200 tests/fixtures/builtin/kallsyms > "$k/builtin.kallsyms"
 head -n 200 tests/fixtures/builtin/kallmodsyms > "$k/builtin.kallmodsyms"
+# Stacks: a table, a NUL, then 4-byte steps (selector, symbol index u16,
+# offset byte; selector 3 takes 8 more bytes as an address).
+steps='\000\001\000\005\001\002\000\377\002\003\000\001\000\100\000\000\003\000\000\000\000\000\000\201\377\377\377\001\007\000\020'
+for f in "$k"/*.modules "$k"/*.tail "$k/builtin.kallmodsyms"; do
+    { cat "$f"; printf "\000$steps$steps"; } > "$out/stack/$(basename "$f")"
+done
 for f in tests/fixtures/*/modules.builtin.ranges; do
     i=$((i + 1))
     head -c 8192 "$f" > "$out/ranges/ranges$i"

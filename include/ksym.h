@@ -2,10 +2,44 @@
  * libksym: kernel symbol lookup, module`symbol resolution, BPF ELF objects
  * relocated once for all their aliases, the kernel's BTF and attach targets.
  *
- * Generated from src/ffi/ by cbindgen, laid out by topic by
- * tools/header_layout.rs (do not edit: run `make header`). Each section
- * opens with a comment; the first, errors and conventions, holds the rules
- * every function follows. Documentation: docs/c-api.md and docs/.
+ * The main flows, in the order a program calls them (each function is
+ * described in its section below):
+ *
+ * Kernel symbols (docs/symbols.md):
+ *   ksym_table_open -> ksym_lookup, ksym_symbolize, ksym_foreach_match,
+ *   ksym_table_foreach ... -> ksym_table_free
+ * Many names in one pass over kallsyms, no table kept:
+ *   ksym_resolve; or ksym_cache_new -> ksym_cache_resolve ... ->
+ *   ksym_cache_free
+ * A BPF object with aliases, loaded by the caller with bpf(2)
+ * (docs/bpf-objects.md, examples/aliases.c):
+ *   1. ksym_bpf_object_open
+ *   2. the loader's choices: ksym_bpf_object_set_var (`.rodata` options),
+ *      ksym_bpf_program_set_autoload, and with a ksym_btf_open handle
+ *      ksym_bpf_program_set_attach_target or ksym_bpf_program_expand
+ *   3. BPF_BTF_LOAD of ksym_bpf_object_btf_for(obj, features), the
+ *      features of ksym_btf_probe_features (ksym_bpf_object_btf: the BTF
+ *      of a kernel that has every kind)
+ *   4. ksym_bpf_object_resolve_ksyms (untyped __ksym externs), then
+ *      ksym_bpf_object_resolve_btf (attach targets, CO-RE, typed ksyms,
+ *      kfuncs, `.kconfig` values)
+ *   5. each map: ksym_bpf_map_info -> BPF_MAP_CREATE, its initial value
+ *      written and `.rodata`/`.kconfig` frozen -> ksym_bpf_object_set_map_fd
+ *      (maps of maps: ksym_bpf_map_slot)
+ *   6. ksym_bpf_object_relocate
+ *   7. each program whose ksym_bpf_program_autoload is on:
+ *      ksym_bpf_program_attach_info, ksym_bpf_program_insns (an alias:
+ *      its target's very copy), ksym_bpf_program_func_info, _line_info,
+ *      _fd_array -> BPF_PROG_LOAD -> attach (BPF_RAW_TRACEPOINT_OPEN,
+ *      BPF_LINK_CREATE, a perf event)
+ *   8. ksym_bpf_object_free, ksym_btf_free (fds and links are the
+ *      caller's)
+ *
+ * Generated from capi/src/ffi/ by cbindgen, laid out by topic by
+ * capi/tools/header_layout.rs (do not edit: run `make header`). Each
+ * section opens with a comment; the first, errors and conventions, holds
+ * the rules every function follows. Documentation: docs/c-api.md and
+ * docs/.
  */
 
 #ifndef KSYM_H
@@ -34,7 +68,7 @@ extern "C" {
  * rules in full.
  * ======================================================================== */
 
-/* Error codes: negative errno values (src/ffi/error.rs; a test keeps them in sync). */
+/* Error codes: negative errno values (capi/src/ffi/error.rs; a test keeps them in sync). */
 #define KSYM_ERR_NOT_FOUND (-2)      /* -ENOENT: no such symbol / program / map / file */
 #define KSYM_ERR_INVALID (-22)       /* -EINVAL: bad argument, malformed query, unknown flag, bad opts tail */
 #define KSYM_ERR_AMBIGUOUS (-76)     /* -ENOTUNIQ: a name matches symbols at different addresses */
@@ -304,6 +338,51 @@ int ksym_symbolize(const struct ksym_table *table,
                    uint64_t *offset);
 
 /**
+ * A stack: every address of `addrs[0..n]` (any order, repeats allowed)
+ * symbolized as ksym_symbolize would, in one call. For each `i`: `errs[i]`
+ * is 0 and `out[i]` (and `offsets[i]`, when `offsets` is not NULL) the
+ * symbol and offset, or `errs[i]` is the code ksym_symbolize returns for
+ * that address (KSYM_ERR_NOT_FOUND below the first symbol, past the end of
+ * a region, in a gap) and `out[i]`, `offsets[i]` are left as they were:
+ * one bad frame fails no other. Returns how many addresses were found, or
+ * a negative code when the call itself fails (NULL `table`, NULL `addrs`,
+ * `out` or `errs` with `n` > 0, `n` > INT_MAX: KSYM_ERR_INVALID), then
+ * writing nothing. A failed frame records no message: ksym_symbolize of
+ * its address gives it. The addresses are searched in groups whose memory
+ * loads overlap: a stack costs less than its addresses one call each
+ * (docs/performance.md) (0.3).
+ *
+ * # Safety
+ * `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+ * freed). `addrs` is NULL or readable for `n` values; `out` and `errs` are NULL or writable
+ * for `n` elements; `offsets` is NULL or writable for `n` values.
+ */
+int ksym_symbolize_stack(const struct ksym_table *table,
+                         const uint64_t *addrs,
+                         size_t n,
+                         struct ksym_symbol *out,
+                         uint64_t *offsets,
+                         int *errs);
+
+/**
+ * Does this process see the kernel's real addresses in `kallsyms_path`
+ * (NULL: /proc/kallsyms)? Judged from its first lines, as snapshots are
+ * (at most 4 KiB read, and a reader that sees them stops at the first
+ * line with a non-zero address): a restricted reader sees every address as
+ * zero; the first line alone cannot tell (on x86-64 distribution kernels
+ * it is `0000000000000000 A fixed_percpu_data` even for root). 1: real
+ * addresses; 0: all zero (kernel.kptr_restrict, no CAP_SYSLOG:
+ * ksym_table_open would fail with KSYM_ERR_RESTRICTED); KSYM_ERR_FORMAT
+ * when the first line is not a kallsyms line; a negative errno when the
+ * file cannot be read. `ksym addresses` is this call on the command line
+ * (0.3).
+ *
+ * # Safety
+ * `kallsyms_path` is NULL or a NUL-terminated string.
+ */
+int ksym_kallsyms_shows_addresses(const char *kallsyms_path);
+
+/**
  * The callback of ksym_foreach_match: return non-zero to stop.
  */
 typedef int (*ksym_match_cb)(const struct ksym_symbol *sym, void *ctx);
@@ -425,7 +504,10 @@ struct ksym_table_stats {
 #define KSYM_STATS_SNAPSHOT 8
 
 /**
- * ksym_table_stats.flags: this open wrote a new snapshot.
+ * ksym_table_stats.flags: this open writes a new snapshot: its text while
+ * the source was read, the rest in a thread of the library after the open
+ * returned, done before the process's next ksym_table_open and before it
+ * exits.
  */
 #define KSYM_STATS_SNAPSHOT_WRITTEN 16
 
@@ -851,7 +933,7 @@ struct ksym_btf_stats {
      * left out so far with this handle because the running kernel's BPF
      * trampoline cannot take their prototype (too many arguments for its
      * registers, a struct of more than 16 bytes by value, a struct
-     * return, variadic: docs/btf-and-attach.md). Added after 0.2.0: a
+     * return, variadic: docs/btf-and-attach.md). Added in 0.3.0: a
      * caller whose sz ends before it does not get it.
      */
     size_t trampoline_refused;
@@ -1253,6 +1335,106 @@ const void *ksym_bpf_program_line_info(const struct ksym_bpf_object *obj,
  * `obj` is NULL or a live handle; `cnt` is NULL or writable.
  */
 const int *ksym_bpf_program_fd_array(const struct ksym_bpf_object *obj, size_t prog, size_t *cnt);
+
+/* ===========================================================================
+ * BTF for the running kernel: what BTF it takes (KSYM_BTF_FEAT_*, probed
+ * as libbpf 1.7 probes it) and an object's loadable BTF rewritten for
+ * those features, as libbpf rewrites it before BPF_BTF_LOAD. A kernel
+ * refuses a whole BTF blob for one kind it does not know (5.10 has no
+ * FLOAT, DECL_TAG, TYPE_TAG or ENUM64): a loader gives
+ * ksym_bpf_object_btf_for(obj, features) to BPF_BTF_LOAD, with the
+ * features of ksym_btf_probe_features(), and passes func_info and
+ * line_info to BPF_PROG_LOAD only when they include KSYM_BTF_FEAT_FUNC.
+ * ksym_bpf_object_btf() stays the BTF of a kernel that has every kind.
+ * ======================================================================== */
+
+/**
+ * BTF at all (BPF_BTF_LOAD of an INT, 4.18). Without it the kernel takes
+ * no BTF: load maps and programs without, as libbpf does.
+ */
+#define KSYM_BTF_FEAT_BTF 1
+
+/**
+ * FUNC and FUNC_PROTO (5.0); func_info and line_info with them.
+ */
+#define KSYM_BTF_FEAT_FUNC 2
+
+/**
+ * FUNC of global linkage (5.6).
+ */
+#define KSYM_BTF_FEAT_GLOBAL_FUNC 4
+
+/**
+ * VAR and DATASEC (5.2).
+ */
+#define KSYM_BTF_FEAT_DATASEC 8
+
+/**
+ * FLOAT (5.13).
+ */
+#define KSYM_BTF_FEAT_FLOAT 16
+
+/**
+ * DECL_TAG (5.16).
+ */
+#define KSYM_BTF_FEAT_DECL_TAG 32
+
+/**
+ * TYPE_TAG (5.17).
+ */
+#define KSYM_BTF_FEAT_TYPE_TAG 64
+
+/**
+ * ENUM64 and signed ENUMs (6.0).
+ */
+#define KSYM_BTF_FEAT_ENUM64 128
+
+/**
+ * DATASEC names that start with '?' (6.10).
+ */
+#define KSYM_BTF_FEAT_QMARK_DATASEC 256
+
+/**
+ * Every feature above: a kernel whose BTF needs no rewriting.
+ */
+#define KSYM_BTF_FEAT_ALL 511
+
+/**
+ * Writes the running kernel's BTF features (KSYM_BTF_FEAT_*) to
+ * `*features`: libbpf 1.7's probes, each a tiny BTF blob given to
+ * BPF_BTF_LOAD. Probed once per process (later calls cost nothing); safe
+ * from any thread. 0 for a kernel that takes no BTF at all. Needs
+ * CAP_BPF (or root): without, the kernel's -EPERM (nothing is written or
+ * kept, where libbpf would take every feature for missing).
+ *
+ * # Safety
+ * `features` is NULL or points to a writable `uint32_t`.
+ */
+int ksym_btf_probe_features(uint32_t *features);
+
+/**
+ * The object's loadable BTF (ksym_bpf_object_btf) as a kernel with only
+ * `features` (KSYM_BTF_FEAT_*) takes it, what libbpf 1.7 gives
+ * BPF_BTF_LOAD there: VAR and DECL_TAG become 1-byte INTs, DATASEC a
+ * STRUCT (no DATASEC), FUNC_PROTO an ENUM and FUNC a TYPEDEF (no FUNC),
+ * global FUNCs static, FLOAT an empty STRUCT, TYPE_TAG a CONST, ENUM64 a
+ * UNION of one added INT (and ENUMs unsigned), a leading '?' of a DATASEC
+ * name '_', each where the feature is missing. Every type keeps its id:
+ * map key and value type ids and func_info stay valid. With every kind
+ * (KSYM_BTF_FEAT_ALL), the very bytes of ksym_bpf_object_btf. The bytes
+ * live as long as the object. NULL with KSYM_ERR_NOT_FOUND without
+ * .BTF, KSYM_ERR_INVALID for an unknown bit, KSYM_ERR_UNSUPPORTED when
+ * `features` lacks KSYM_BTF_FEAT_BTF (such a kernel takes no BTF: load
+ * maps and programs without it, as libbpf does).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `size` is NULL or points to a writable `size_t`.
+ */
+const void *ksym_bpf_object_btf_for(const struct ksym_bpf_object *obj,
+                                    uint32_t features,
+                                    size_t *size);
 
 /* ===========================================================================
  * Maps and externs of a BPF object: each map as BPF_MAP_CREATE needs it

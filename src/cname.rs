@@ -17,6 +17,17 @@ impl<'a> CName<'a> {
         (with_nul.last() == Some(&0)).then_some(CName(with_nul))
     }
 
+    /// A name whose owner guarantees the NUL at its end (the table's, whose
+    /// parser wrote it and whose snapshot is checked before use): made
+    /// without reading the name, whose cache line may be far. A slice
+    /// without it still makes a `CName` (no memory is read past it in
+    /// Rust), but C callers would read past its end: never pass one.
+    #[inline]
+    pub(crate) fn trusted(with_nul: &'a [u8]) -> CName<'a> {
+        debug_assert_eq!(with_nul.last(), Some(&0));
+        CName(with_nul)
+    }
+
     /// A name borrowed from a C string.
     #[inline]
     pub fn from_cstr(c: &'a CStr) -> CName<'a> {

@@ -79,6 +79,7 @@ pub use btf::targets::{Target, TargetKind, Text as TargetText};
 pub use btf::{FilterFunctions, Found, KernelBtf, Options as BtfOptions, Stats as BtfStats};
 pub use cname::CName;
 pub use error::{Call, Error, ErrorKind, Result};
+pub use formats::addresses::reads_real_addresses as kallsyms_shows_addresses;
 pub use formats::btf::kind_str as btf_kind_name;
 pub use formats::kallsyms::Format as KallsymsFormat;
 pub use formats::ranges::from_option as builtin_ranges_path;

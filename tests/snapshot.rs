@@ -67,7 +67,10 @@ impl Setup {
         .unwrap()
     }
 
+    /// The snapshot file (after the writer this process started, if any,
+    /// has put it in place).
     fn snapshot_file(&self) -> PathBuf {
+        ksym::internals::table::wait_for_snapshot_writers();
         common::only_snapshot(&self.snap)
     }
 }
@@ -381,8 +384,9 @@ fn all_answers(t: &Table, read: &Table) -> Vec<String> {
         .collect()
 }
 
-/// The text, entries and index slots are outside the checksum checked at
-/// open (10 MB), so a snapshot damaged there is used; but their own
+/// The text, the address-search levels, the entries and the index slots
+/// are outside the checksum checked at open (10 MB), so a snapshot
+/// damaged there is used; but their own
 /// checksum is checked on the first query, which then goes to a fresh read
 /// of the source: every answer, by name and by address, is a read's.
 #[test]
@@ -409,9 +413,12 @@ fn damaged_entries_index_or_text_fall_back_to_a_read() {
     let file = s.snapshot_file();
     let good = std::fs::read(&file).unwrap();
     let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap()) as usize;
-    // (offset, count, element size) of the entries, the index slots and
-    // the text (the u64 pairs at 112, 128, 144: src/table/snapshot.rs).
+    // (offset, count, element size) of the address-search levels (their
+    // lengths in bytes), the entries, the index slots and the text (the
+    // u64 pairs at 80, 96, 112, 128, 144: src/table/snapshot.rs).
     for (what, field, size) in [
+        ("sample level", 80, 1),
+        ("top level", 96, 1),
         ("entries", 112, 24),
         ("index slots", 128, 8),
         ("text", 144, 1),

@@ -211,6 +211,52 @@ pub fn verdict(ok: bool) -> &'static str {
     }
 }
 
+/// Every target's verdict of this run, in order: (what, value, target,
+/// met), printed together at the end (`print_verdicts`).
+pub static VERDICTS: std::sync::Mutex<Vec<(String, String, String, bool)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The target column of a row whose `ratio` must be at most `limit` (the
+/// baseline named by `of`), recorded for the summary: `≤ 1.30 × FNV: met`.
+pub fn at_most(what: &str, ratio: f64, limit: f64, of: &str) -> String {
+    let ok = ratio <= limit;
+    let target = format!("≤ {limit:.2} × {of}");
+    VERDICTS
+        .lock()
+        .unwrap()
+        .push((what.to_string(), format!("{ratio:.3}"), target.clone(), ok));
+    format!("{target}: {}", verdict(ok))
+}
+
+/// A target that is not a ratio (memory, counts), recorded likewise.
+pub fn holds(what: &str, value: String, target: &str, ok: bool) -> String {
+    VERDICTS
+        .lock()
+        .unwrap()
+        .push((what.to_string(), value, target.to_string(), ok));
+    format!("{target}: {}", verdict(ok))
+}
+
+/// The verdicts of every target measured, one table.
+pub fn print_verdicts() {
+    let v = VERDICTS.lock().unwrap();
+    if v.is_empty() {
+        return;
+    }
+    let missed = v.iter().filter(|x| !x.3).count();
+    println!(
+        "
+### Targets: {} met, {missed} missed
+",
+        v.len() - missed
+    );
+    println!("| target | measured | limit | verdict |");
+    println!("|---|---:|---|---|");
+    for (what, value, target, ok) in v.iter() {
+        println!("| {what} | {value} | {target} | {} |", verdict(*ok));
+    }
+}
+
 /// Simple deterministic generator (no dependency).
 pub struct Rng(pub u64);
 impl Rng {
@@ -223,16 +269,10 @@ impl Rng {
     }
 }
 
+/// Does `path` show this process real addresses? The library's rule
+/// (`ksym::kallsyms_shows_addresses`: its first lines).
 pub fn readable_kallsyms(path: &Path) -> bool {
-    let Ok(mut f) = File::open(path) else {
-        return false;
-    };
-    let mut b = vec![0u8; 4096];
-    let Ok(n) = f.read(&mut b) else { return false };
-    b[..n]
-        .split(|&c| c == b'\n')
-        .take(20)
-        .any(|l| l.iter().take(16).any(|&c| c != b'0' && c != b' ') && !l.is_empty())
+    ksym::kallsyms_shows_addresses(path).unwrap_or(false)
 }
 
 /// Every large allocation gets fresh pages (the default of this bench): a

@@ -7,14 +7,17 @@
 //! of the per-round ratios, so that the machine's drifts cancel out.
 //!
 //! Usage: `cargo bench -p ksym-bench --bench ksym_bench [-- SECTION...]` with sections
-//! `table`, `modules`, `resolve`, `bpf`, `btf` (default: all). Set `KSYM_BENCH_KALLSYMS` to use another file
+//! `table` (opens, then `symbols`), `symbols` (lookups, addresses, stacks),
+//! `modules`, `resolve`, `bpf`, `btf` (default: all). Set `KSYM_BENCH_KALLSYMS` to use another file
 //! than /proc/kallsyms.
 
+mod baselines;
 mod bpf;
 mod btf;
 mod common;
 mod modules;
 mod resolve;
+mod symbols;
 mod table;
 
 use std::path::PathBuf;
@@ -62,6 +65,9 @@ fn main() {
     if want("table") {
         table::bench_table(&live, &copy);
     }
+    if want("table") || want("symbols") {
+        symbols::bench_symbols(&copy);
+    }
     if want("modules") {
         modules::bench_modules(&copy, &tmp);
     }
@@ -75,4 +81,5 @@ fn main() {
         btf::bench_btf();
     }
     std::fs::remove_dir_all(&tmp).ok();
+    print_verdicts();
 }

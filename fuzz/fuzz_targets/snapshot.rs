@@ -161,18 +161,15 @@ fn skip(why: &str) {
     eprintln!("SKIP kernel fuzz snapshot: {why}");
 }
 
-/// Does /proc/kallsyms show this process real addresses? Read here, as
-/// tests/common's `live_kallsyms` does: a non-zero address in its first
-/// lines (the first is a per-CPU 0 for everyone).
+/// Does /proc/kallsyms show this process real addresses? The library's
+/// one rule (its first lines), which decides whether it keeps snapshots.
 fn reads_real_addresses() -> bool {
-    std::fs::read("/proc/kallsyms").is_ok_and(|b| {
-        b.split(|&c| c == b'\n')
-            .take(50)
-            .any(|l| l.len() > 16 && l[..16].iter().any(|&c| c != b'0'))
-    })
+    ksym::kallsyms_shows_addresses(Path::new("/proc/kallsyms")).unwrap_or(false)
 }
 
 fn snapshot_file(dir: &Path, stem: &str) -> (PathBuf, Vec<u8>) {
+    // The table's snapshot is finished by a thread of the library.
+    ksym::internals::table::wait_for_snapshot_writers();
     let path = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())

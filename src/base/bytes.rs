@@ -86,6 +86,35 @@ pub fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// [`prefetch`] of every cache line `v` touches: for loops that know
+/// several places they will read (a stack's addresses), so that their
+/// misses overlap instead of following one another.
+#[inline(always)]
+pub fn prefetch_all<T: super::mapped::Plain>(v: &[T]) {
+    let bytes = super::mapped::bytes_of(v);
+    let mut off = 0;
+    while let Some(b) = bytes.get(off) {
+        prefetch(b);
+        off += 64 - (b as *const u8 as usize) % 64;
+    }
+}
+
+/// `b` without its NUL bytes, as a C string, in one allocation of the size
+/// it needs (names of programs, maps and sections: thousands per object).
+pub fn c_string(b: &[u8]) -> std::ffi::CString {
+    let mut v = Vec::with_capacity(b.len() + 1);
+    // Names are short: a plain loop beats a vector search's set-up.
+    if b.contains(&0) {
+        v.extend(b.iter().copied().filter(|&c| c != 0));
+    } else {
+        v.extend_from_slice(b);
+    }
+    v.push(0);
+    // SAFETY: `v` ends with the NUL just pushed and holds no other: the
+    // bytes before it are `b`'s without its NULs.
+    unsafe { std::ffi::CString::from_vec_with_nul_unchecked(v) }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
@@ -189,6 +218,15 @@ fn rising_by(v: &[u32], not_rising: impl Fn(u32, u32) -> bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c_strings_drop_nuls() {
+        assert_eq!(c_string(b"vfs_read").as_bytes(), b"vfs_read");
+        assert_eq!(c_string(b"a\0b\0").as_bytes(), b"ab");
+        assert_eq!(c_string(b"").as_bytes(), b"");
+        let long = vec![b'x'; 300];
+        assert_eq!(c_string(&long).as_bytes(), &long[..]);
+    }
 
     #[test]
     fn strictly_rising_agrees_with_windows() {

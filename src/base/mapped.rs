@@ -122,16 +122,32 @@ impl Drop for Mapping {
     }
 }
 
-/// An array of `T`, owned or viewed in a mapping.
+/// An array of `T`, owned, shared (with a background writer of a
+/// snapshot: [`Store::share`]) or viewed in a mapping.
 pub enum Store<T: Plain> {
     Owned(Vec<T>),
+    Shared {
+        /// Keeps `ptr` valid: never changed while shared.
+        vec: Arc<Vec<T>>,
+        ptr: *const T,
+        len: usize,
+    },
     Mapped {
+        /// Keeps `ptr` valid.
         map: Arc<Mapping>,
-        /// Byte offset in the mapping (aligned for `T`).
-        off: usize,
+        /// The first value, inside `map` and aligned (checked once, when
+        /// the view is made: a read costs no check).
+        ptr: *const T,
         len: usize,
     },
 }
+
+// SAFETY: a `Mapped` or `Shared` store is a read-only view of a mapping or
+// vector it keeps alive (`ptr` points into it); `T: Plain` values are
+// plain data.
+unsafe impl<T: Plain> Send for Store<T> {}
+// SAFETY: as above: nothing in a store is written through a shared reference.
+unsafe impl<T: Plain> Sync for Store<T> {}
 
 impl<T: Plain> Default for Store<T> {
     fn default() -> Self {
@@ -157,16 +173,42 @@ impl<T: Plain> Store<T> {
         }
         Some(Store::Mapped {
             map: map.clone(),
-            off,
+            // In bounds: `off + len * size <= map.len` (checked above).
+            ptr: map.bytes()[off..].as_ptr() as *const T,
             len,
         })
     }
 
-    /// The owned vector, to change while building (`None` once mapped).
+    /// The owned vector, to change while building (`None` once shared or
+    /// mapped).
     pub fn vec_mut(&mut self) -> Option<&mut Vec<T>> {
         match self {
             Store::Owned(v) => Some(v),
-            Store::Mapped { .. } => None,
+            Store::Shared { .. } | Store::Mapped { .. } => None,
+        }
+    }
+
+    /// Another handle on the same values, for a thread that reads them
+    /// while this one is used (an owned vector becomes shared: read-only
+    /// from now on, freed with the last handle). No copy.
+    pub fn share(&mut self) -> Store<T> {
+        if let Store::Owned(v) = self {
+            let vec = Arc::new(std::mem::take(v));
+            let (ptr, len) = (vec.as_ptr(), vec.len());
+            *self = Store::Shared { vec, ptr, len };
+        }
+        match self {
+            Store::Owned(_) => unreachable!("made shared above"),
+            Store::Shared { vec, ptr, len } => Store::Shared {
+                vec: vec.clone(),
+                ptr: *ptr,
+                len: *len,
+            },
+            Store::Mapped { map, ptr, len } => Store::Mapped {
+                map: map.clone(),
+                ptr: *ptr,
+                len: *len,
+            },
         }
     }
 
@@ -179,6 +221,7 @@ impl<T: Plain> Store<T> {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Store::Owned(v) => v.capacity() * std::mem::size_of::<T>(),
+            Store::Shared { vec, .. } => vec.capacity() * std::mem::size_of::<T>(),
             Store::Mapped { .. } => 0,
         }
     }
@@ -190,15 +233,17 @@ impl<T: Plain> Store<T> {
 
 impl<T: Plain> Deref for Store<T> {
     type Target = [T];
+    #[inline(always)]
     fn deref(&self) -> &[T] {
         match self {
             Store::Owned(v) => v,
-            Store::Mapped { map, off, len } => {
-                let b = &map.bytes()[*off..*off + len * std::mem::size_of::<T>()];
-                // SAFETY: `mapped` checked that the range is inside the
-                // mapping and aligned for `T`; `T: Plain` accepts any bytes.
-                unsafe { std::slice::from_raw_parts(b.as_ptr() as *const T, *len) }
-            }
+            // SAFETY: `ptr` and `len` are the shared vector's, which `vec`
+            // keeps alive and nothing changes while shared.
+            Store::Shared { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            // SAFETY: `mapped` checked that `len` values at `ptr` lie inside
+            // the mapping, which `map` keeps mapped, and are aligned for
+            // `T`; `T: Plain` accepts any bytes.
+            Store::Mapped { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
         }
     }
 }

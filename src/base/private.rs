@@ -60,9 +60,20 @@ pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {
 
 /// What ties a snapshot to one boot of one kernel: the boot id (read from
 /// `boot_id_path`, the kernel's by default), `uname -r` and `uname -v`,
-/// each with its length in front.
+/// each with its length in front. The kernel's is read once per process
+/// (a process does not outlive its boot; the five system calls are a
+/// tenth of a snapshot's open).
 pub fn boot_key(boot_id_path: Option<&Path>) -> Result<Vec<u8>, String> {
-    let path = boot_id_path.unwrap_or(Path::new("/proc/sys/kernel/random/boot_id"));
+    static KERNEL: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+    match boot_id_path {
+        None => KERNEL
+            .get_or_init(|| read_boot_key(Path::new("/proc/sys/kernel/random/boot_id")))
+            .clone(),
+        Some(p) => read_boot_key(p),
+    }
+}
+
+fn read_boot_key(path: &Path) -> Result<Vec<u8>, String> {
     let boot = super::read::read_file(path, 0, super::read::limits::BOOT_ID, "a boot id")
         .map_err(|e| format!("not used: {}", e.message()))?;
     let (release, version) = super::sys::kernel_release_version();
@@ -74,8 +85,14 @@ pub fn boot_key(boot_id_path: Option<&Path>) -> Result<Vec<u8>, String> {
 }
 
 /// A file's identity (device, inode, size, mtime in ns), or zeros
-/// (procfs, or missing).
+/// (procfs, whose files have no size, or missing, or no path). A path under
+/// /proc is looked at too: a file bind-mounted over /proc/kallsyms (a
+/// test's, a container's) has an identity, and its snapshot must not be
+/// the kernel's.
 pub fn identity(path: &Path) -> [u64; 4] {
+    if path.as_os_str().is_empty() {
+        return [0; 4];
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.size() > 0 => [
             m.dev(),
@@ -93,37 +110,6 @@ pub fn owned_private(m: &Metadata, uid: u32) -> bool {
     m.uid() == uid && m.mode() & 0o077 == 0 && !m.file_type().is_symlink()
 }
 
-/// Does /proc/kallsyms show this process real addresses? (Kernel
-/// addresses are secrets: only a process that may read them may keep
-/// them.) Judged by [`shows_real_addresses`] on its first 64 KiB.
-pub fn reads_real_addresses() -> bool {
-    let Ok(mut f) = File::open("/proc/kallsyms") else {
-        return false;
-    };
-    let mut head = vec![0u8; 64 << 10];
-    let mut n = 0;
-    while n < head.len() {
-        match std::io::Read::read(&mut f, &mut head[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
-    }
-    shows_real_addresses(&head[..n])
-}
-
-/// Does this beginning of a kallsyms text show real addresses: is any
-/// address in it non-zero? A reader the kernel restricts sees every
-/// address as zero. The first line alone cannot tell: on x86-64 SMP
-/// kernels it is a per-CPU symbol at 0 (`0000000000000000 A
-/// fixed_percpu_data`) for every reader, followed by more per-CPU offsets
-/// and the text, which are non-zero only for a reader allowed to see them.
-pub fn shows_real_addresses(head: &[u8]) -> bool {
-    head.split(|&c| c == b'\n').any(|line| {
-        let hex = line.iter().take_while(|c| c.is_ascii_hexdigit()).count();
-        hex > 0 && line.get(hex) == Some(&b' ') && line[..hex].iter().any(|&c| c != b'0')
-    })
-}
-
 /// A directory trusted to hold private files of the effective uid.
 pub struct Dir {
     path: PathBuf,
@@ -136,10 +122,13 @@ pub struct Opened {
     pub len: usize,
 }
 
-/// A private file being written under a temporary name.
+/// A private file being written: unnamed (`O_TMPFILE`, so that a process
+/// that dies while writing leaves nothing behind), or under a temporary
+/// name where the filesystem cannot make unnamed files.
 pub struct Temp {
     pub file: File,
-    pub path: PathBuf,
+    /// The temporary name; `None` for an unnamed file.
+    pub path: Option<PathBuf>,
 }
 
 impl Dir {
@@ -209,17 +198,19 @@ impl Dir {
         Ok(Opened { map, len })
     }
 
-    /// A new private file named after `stem`, to be renamed into place by
-    /// [`Dir::commit`].
+    /// A new private file for `stem`, to be put in place by [`Dir::commit`]:
+    /// unnamed where the filesystem can (tmpfs and the usual local ones),
+    /// else under a temporary name.
     pub fn temp(&self, stem: &str) -> Result<Temp, String> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let path = self.path.join(format!(
-            ".{stem}-{}-{:x}.tmp",
-            std::process::id(),
-            hash(&nanos.to_le_bytes())
-        ));
+        let unnamed = OpenOptions::new()
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .open(&self.path);
+        if let Ok(file) = unnamed {
+            return Ok(Temp { file, path: None });
+        }
+        let path = self.temp_name(stem);
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -227,24 +218,54 @@ impl Dir {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(Temp { file, path })
+        Ok(Temp {
+            file,
+            path: Some(path),
+        })
+    }
+
+    fn temp_name(&self, stem: &str) -> PathBuf {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        self.path.join(format!(
+            ".{stem}-{}-{:x}.tmp",
+            std::process::id(),
+            hash(&nanos.to_le_bytes())
+        ))
     }
 
     /// Puts a finished temporary file in place of `path` (atomically: a
-    /// reader sees the old file or the new one).
+    /// reader sees the old file or the new one). An unnamed file gets a
+    /// temporary name first (`linkat` through /proc/self/fd), then is
+    /// renamed.
     pub fn commit(&self, t: Temp, path: &Path) -> std::io::Result<()> {
-        let r = std::fs::rename(&t.path, path);
+        let named = match t.path {
+            Some(p) => p,
+            None => {
+                use std::os::fd::AsRawFd;
+                let name = self.temp_name("link");
+                let fd = format!("/proc/self/fd/{}\0", t.file.as_raw_fd());
+                let to = std::ffi::CString::new(name.as_os_str().as_encoded_bytes())
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+                super::sys::link_fd_path(fd.as_bytes(), &to)?;
+                name
+            }
+        };
+        let r = std::fs::rename(&named, path);
         if r.is_err() {
-            let _ = std::fs::remove_file(&t.path);
+            let _ = std::fs::remove_file(&named);
         }
         r
     }
 }
 
 impl Temp {
-    /// Gives it up.
+    /// Gives it up (an unnamed file goes with its descriptor).
     pub fn discard(self) {
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 
@@ -265,6 +286,9 @@ pub struct SnapshotInfo {
     pub loaded: bool,
     /// A new one was written.
     pub written: bool,
+    /// It is being written by a thread of the library, done before the
+    /// next open of the process or its exit (`bytes` and `write_ns` are 0).
+    pub background: bool,
     /// Its size in bytes.
     pub bytes: usize,
     /// Time spent writing it (0 if none was written).
@@ -284,6 +308,14 @@ impl SnapshotInfo {
                 "snapshot: {what} comes from {path} ({} bytes)",
                 self.bytes
             ))
+        } else if self.written && self.background {
+            Some(format!(
+                "snapshot: being written to {path} by a thread of the library (done before the next open or exit){}",
+                self.note
+                    .as_ref()
+                    .map(|n| format!("; none used: {n}"))
+                    .unwrap_or_default()
+            ))
         } else if self.written {
             Some(format!(
                 "snapshot: written to {path} ({} bytes, {:.3} ms){}",
@@ -297,56 +329,5 @@ impl SnapshotInfo {
         } else {
             self.note.as_ref().map(|n| format!("snapshot: {n}"))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shows_real_addresses;
-    use std::io::Read;
-
-    fn kallsyms(kernel: &str) -> Vec<u8> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(kernel)
-            .join("kallsyms.gz");
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap())
-            .read_to_end(&mut out)
-            .unwrap();
-        out
-    }
-
-    /// Real kernels as root: the distro kernels start with per-CPU symbols
-    /// at 0, the 6.18 VM with text. Their first 64 KiB show real addresses;
-    /// the same text as a restricted reader sees it (every address zero)
-    /// does not.
-    #[test]
-    fn real_addresses_are_seen_past_the_per_cpu_zeros() {
-        for kernel in ["linux-6.1-cloud", "linux-6.12-cloud", "vm-6.18"] {
-            let text = kallsyms(kernel);
-            let head = &text[..64 << 10];
-            assert!(shows_real_addresses(head), "{kernel}");
-            let zeroed: Vec<u8> = text
-                .split(|&c| c == b'\n')
-                .flat_map(|l| {
-                    let hex = l.iter().take_while(|c| c.is_ascii_hexdigit()).count();
-                    let mut l = l.to_vec();
-                    l[..hex].fill(b'0');
-                    l.push(b'\n');
-                    l
-                })
-                .collect();
-            assert!(
-                !shows_real_addresses(&zeroed[..64 << 10]),
-                "{kernel} zeroed"
-            );
-            assert!(!shows_real_addresses(&zeroed), "{kernel} zeroed, whole");
-        }
-        // The first line of the distro kernels is a per-CPU symbol at 0.
-        let t = kallsyms("linux-6.1-cloud");
-        assert!(t.starts_with(b"0000000000000000 A fixed_percpu_data\n"));
-        assert!(!shows_real_addresses(&t[..37]));
-        assert!(!shows_real_addresses(b""));
     }
 }

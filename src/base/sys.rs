@@ -45,6 +45,66 @@ pub fn advise_hugepages(buf: &mut [u8]) {
     }
 }
 
+/// `linkat(AT_FDCWD, fd_path, AT_FDCWD, to, AT_SYMLINK_FOLLOW)`: gives an
+/// unnamed file (`O_TMPFILE`) the name `to`. `fd_path` is
+/// `/proc/self/fd/N` with its NUL.
+pub fn link_fd_path(fd_path: &[u8], to: &std::ffi::CStr) -> std::io::Result<()> {
+    let from = std::ffi::CStr::from_bytes_with_nul(fd_path)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: two NUL-terminated paths; linkat reads them and nothing else.
+    let r = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Starts a thread with every signal blocked (it inherits the mask from
+/// the caller, which keeps its own): a background thread of a library
+/// must not take a signal meant for the program's threads.
+pub fn spawn_quiet<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    // SAFETY: `sigset_t` is plain data; sigfillset and pthread_sigmask
+    // only read and write the sets given.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let r = std::thread::Builder::new()
+            .name("ksym-snapshot".into())
+            .spawn(f);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        r
+    }
+}
+
+/// The process id.
+pub fn pid() -> u32 {
+    std::process::id()
+}
+
+/// Registers `exit` to run at `exit()` (and, for a library unloaded by
+/// `dlclose`, then) and `child` in the child of every `fork()`.
+pub fn at_exit_and_fork(exit: extern "C" fn(), child: extern "C" fn()) {
+    // SAFETY: both are plain `extern "C" fn()` with no argument, as
+    // atexit and pthread_atfork call them.
+    unsafe {
+        libc::atexit(exit);
+        libc::pthread_atfork(None, None, Some(child));
+    }
+}
+
 /// Appends `len` bytes of `file` from offset `off` to `out` with `pread`,
 /// into its spare capacity: nothing is zeroed first (a calloc'd buffer
 /// the allocator hands back from its heap is memset whole). Returns how
@@ -93,7 +153,8 @@ pub fn pread_append(
 }
 
 /// The few `bpf()` commands the core issues itself: finding the kernel's
-/// BTF objects (vmlinux and one per module with BTF) and their fds.
+/// BTF objects (vmlinux and one per module with BTF) and their fds, and
+/// libbpf's feature probes (what BTF and programs the kernel loads).
 pub mod bpf {
     use std::io;
     use std::os::fd::{FromRawFd, OwnedFd};
@@ -158,6 +219,23 @@ pub mod bpf {
         let kernel = u32::from_ne_bytes([info[28], info[29], info[30], info[31]]) != 0;
         let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
         Ok((id, name[..len].to_vec(), kernel))
+    }
+
+    /// `BPF_BTF_LOAD` of `blob` (no log): `Ok` when the kernel takes it
+    /// (the fd is closed at once), the errno otherwise. libbpf's BTF
+    /// feature probes.
+    pub fn btf_loads(blob: &[u8]) -> io::Result<()> {
+        const BPF_BTF_LOAD: libc::c_long = 18;
+        // union bpf_attr for BPF_BTF_LOAD: btf, btf_log_buf, btf_size,
+        // btf_log_size, btf_log_level (the fields 5.10 knows; newer
+        // kernels take the zero tail of a shorter attr as theirs).
+        let mut attr = [0u8; 32];
+        attr[0..8].copy_from_slice(&(blob.as_ptr() as u64).to_ne_bytes());
+        attr[16..20].copy_from_slice(&(blob.len() as u32).to_ne_bytes());
+        let fd = bpf(BPF_BTF_LOAD, &mut attr)?;
+        // SAFETY: the kernel returned a new fd that nothing else owns.
+        drop(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        Ok(())
     }
 
     /// Whether the kernel loads a program of `prog_type` made of `insns`

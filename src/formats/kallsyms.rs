@@ -16,10 +16,12 @@ use crate::base::hash::Hasher;
 
 /// The running kernel's symbols: `/proc/kallmodsyms` where the kernel has
 /// it (a few distributions patch it in), else `/proc/kallsyms`.
+/// Asked once per process: a kernel has kallmodsyms or not for its whole
+/// boot.
 pub fn default_path() -> std::path::PathBuf {
-    let kms = std::path::Path::new("/proc/kallmodsyms");
-    if kms.exists() {
-        kms.to_path_buf()
+    static KALLMODSYMS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *KALLMODSYMS.get_or_init(|| std::path::Path::new("/proc/kallmodsyms").exists()) {
+        "/proc/kallmodsyms".into()
     } else {
         "/proc/kallsyms".into()
     }

@@ -2,6 +2,7 @@
 //! anything about what a symbol means (that is [`crate::rules`]):
 //!
 //! - [`kallsyms`] parses one line of /proc/kallsyms or /proc/kallmodsyms;
+//! - [`addresses`] says whether a reader sees real addresses in kallsyms;
 //! - [`walk`] finds the lines of a text without parsing them;
 //! - [`ranges`] reads `modules.builtin.ranges`;
 //! - [`vmlinux`] reads symbol sizes from a vmlinux ELF;
@@ -12,6 +13,7 @@
 //!
 //! Imports [`crate::base`] only.
 
+pub mod addresses;
 pub mod btf;
 pub mod filter_functions;
 pub mod kconfig;

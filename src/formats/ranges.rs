@@ -51,10 +51,11 @@ pub struct Ranges {
 
 /// `/lib/modules/$(uname -r)/modules.builtin.ranges` (whether or not it exists).
 pub fn default_path() -> Option<PathBuf> {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    use std::os::unix::ffi::OsStrExt;
+    let release = crate::base::sys::kernel_release()?;
     Some(
         Path::new("/lib/modules")
-            .join(release.trim())
+            .join(std::ffi::OsStr::from_bytes(&release))
             .join("modules.builtin.ranges"),
     )
 }

@@ -138,7 +138,10 @@ impl Table {
 
     /// Size estimates for entries without an exact size (distance to the
     /// next distinct address in the same region, 0 for a region's last
-    /// symbol), and the per-module counts and address ranges.
+    /// symbol, and never past the next symbol of any region: from Linux
+    /// 6.4 a module's text, data and rodata are separate allocations that
+    /// other modules' sit between), and the per-module counts and address
+    /// ranges.
     pub(super) fn finish_sizes_and_modules(&mut self) {
         const NONE: u64 = u64::MAX;
         let owners = self.modules.owner_count();
@@ -149,6 +152,8 @@ impl Table {
         // next distinct one above it (NONE: not yet).
         let mut cur = vec![NONE; self.modules.len()];
         let mut next = vec![NONE; self.modules.len()];
+        // The same over every region.
+        let (mut cur_any, mut next_any) = (NONE, NONE);
         // Per owner: symbols, lowest and highest address.
         let mut per_owner: Vec<(usize, u64, u64)> = vec![(0, u64::MAX, 0); owners];
         let n_abs = self.n_abs;
@@ -170,10 +175,14 @@ impl Table {
                 next[r] = cur[r];
                 cur[r] = a;
             }
+            if a != cur_any {
+                next_any = cur_any;
+                cur_any = a;
+            }
             if !e.exact() {
                 e.size = match next[r] {
                     NONE => 0,
-                    nx => u32::try_from(nx - a).unwrap_or(SIZE_FAR),
+                    nx => u32::try_from(nx.min(next_any) - a).unwrap_or(SIZE_FAR),
                 };
             }
         }

@@ -6,34 +6,49 @@
 use std::ops::ControlFlow;
 
 use super::*;
+use crate::rules::modules::VMLINUX_OWNER;
+use crate::rules::query::module_eq;
 
 impl Table {
     /// Calls `f` with every entry named `name` that the filter accepts.
     #[inline]
-    pub(super) fn for_each_named(
-        &self,
-        name: &[u8],
-        filter: ModuleFilter,
-        mut f: impl FnMut(usize),
-    ) {
+    pub(super) fn for_each_named(&self, name: &[u8], filter: ModuleFilter, f: impl FnMut(usize)) {
         if filter == ModuleFilter::Unknown {
             return;
         }
-        self.index.candidates(hash(name), |i, off| {
+        self.for_each_named_owned(name, |o| filter.accepts(&self.modules, o), f)
+    }
+
+    /// Calls `f` with every entry named `name` whose owner `accepts`.
+    /// Stops at an entry whose name no other entry has ([`Entry::repeated`]):
+    /// a name seen once costs one probe of the index, one entry and one
+    /// compare of the name.
+    #[inline]
+    fn for_each_named_owned(
+        &self,
+        name: &[u8],
+        accepts: impl Fn(OwnerId) -> bool,
+        mut f: impl FnMut(usize),
+    ) {
+        let (entries, buf) = (&*self.entries, &*self.buf);
+        self.index.candidates_while(hash(name), |i, off| {
             // The entry's load is issued before the name is compared: the
             // two cache misses overlap. A slot's entry has the slot's name
             // and its length (always, but in a damaged snapshot: then the
             // slot is a name not found, never another symbol).
-            let Some(e) = self.entries.get(i) else {
-                return;
+            let Some(&e) = entries.get(i) else {
+                return true;
             };
-            let (owner, own) = (e.owner, (e.name_off, e.name_len()));
             let off_u = off as usize;
-            let same = self.buf.get(off_u..off_u + name.len()) == Some(name)
-                && self.buf.get(off_u + name.len()) == Some(&0);
-            if same && own == (off, name.len()) && filter.accepts(&self.modules, owner) {
+            let same = buf.get(off_u..off_u + name.len()) == Some(name)
+                && buf.get(off_u + name.len()) == Some(&0);
+            if !same || (e.name_off, e.name_len()) != (off, name.len()) {
+                return true;
+            }
+            if accepts(e.owner) {
                 f(i)
             }
+            e.repeated()
         });
     }
 
@@ -57,18 +72,52 @@ impl Table {
 
     /// [`Table::lookup`] for a parsed query.
     pub fn lookup_query(&self, q: &Query) -> Result<Lookup<'_>> {
-        self.route(query_may_match_pseudo(q))?.lookup_here(q)
+        self.route(|| query_may_match_pseudo(q))?.lookup_here(q)
     }
 
     fn lookup_here(&self, q: &Query) -> Result<Lookup<'_>> {
-        let filter = ModuleFilter::of(q, &self.modules);
         let mut d = Decision::default();
-        self.for_each_named(q.name, filter, |i| d.push(self.entries[i].addr, i));
+        let mut push = |i: usize| d.push(self.entries[i].addr, i);
+        // The module a qualified answer reports (a symbol can belong to
+        // several built-in modules): the one named.
+        let mut named: Option<ModId> = None;
+        match q.module {
+            None => self.for_each_named_owned(q.name, |_| true, &mut push),
+            Some(_) if q.is_vmlinux() => {
+                named = Some(crate::rules::modules::VMLINUX_MOD);
+                self.for_each_named_owned(q.name, |o| o == VMLINUX_OWNER, &mut push)
+            }
+            // Each candidate's modules are compared with the one named:
+            // no search of the module set, so that `module`name` costs
+            // what `name` does.
+            Some(m) => {
+                let found = std::cell::Cell::new(None);
+                self.for_each_named_owned(
+                    q.name,
+                    |o| {
+                        let hit = self
+                            .modules
+                            .owner_modules(o)
+                            .iter()
+                            .copied()
+                            .find(|&mid| module_eq(self.modules.key(mid), m));
+                        if hit.is_some() {
+                            found.set(hit);
+                        }
+                        hit.is_some()
+                    },
+                    &mut push,
+                );
+                named = found.get();
+            }
+        }
         let Some(b) = d.best() else {
+            let filter = ModuleFilter::of(q, &self.modules);
             return Err(self.not_found(q, filter));
         };
-        let sym = self.symbol(b, filter.module());
+        let sym = self.symbol(b, named);
         if d.is_ambiguous() {
+            let filter = ModuleFilter::of(q, &self.modules);
             Ok(Lookup::Ambiguous(sym, self.ambiguity(q, filter)))
         } else {
             Ok(Lookup::Found(sym))
@@ -80,7 +129,7 @@ impl Table {
     /// prints a few such lines twice) are reported once.
     pub fn lookup_all(&self, query: &[u8]) -> Result<Vec<Symbol<'_>>> {
         let q = Query::parse(query)?;
-        let t = self.route(query_may_match_pseudo(&q))?;
+        let t = self.route(|| query_may_match_pseudo(&q))?;
         t.lookup_all_here(&q)
     }
 
@@ -177,7 +226,7 @@ impl Table {
         f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
     ) -> Result<Option<B>> {
         let p = Pattern::parse(pattern)?;
-        let t = self.route(pattern_may_match_pseudo(&p))?;
+        let t = self.route(|| pattern_may_match_pseudo(&p))?;
         t.for_each_match_here(&p, f)
     }
 
@@ -242,7 +291,7 @@ impl Table {
         skip_pseudo: bool,
         mut f: impl FnMut(&Symbol<'_>) -> ControlFlow<B>,
     ) -> Result<Option<B>> {
-        let t = self.route(!skip_pseudo)?;
+        let t = self.route(|| !skip_pseudo)?;
         let mut visit = |i: usize| -> ControlFlow<B> {
             let owner = t.entries[i].owner;
             if skip_pseudo && t.modules.module(t.modules.primary(owner)).kind == ModuleKind::Pseudo

@@ -21,11 +21,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+mod background;
 mod build;
 mod lookup;
 pub(crate) mod parse;
 mod read;
 pub mod snapshot;
+mod stack;
 mod symbolize;
 
 use crate::base::hash::{hash, NameIndex};
@@ -45,6 +47,8 @@ use parse::{parse_buffer, Entry, Parsed, SIZE_FAR};
 use read::read_and_parse;
 
 pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
+/// Waits for the snapshots this process is writing (tests, the bench).
+pub use background::wait as wait_for_snapshot_writers;
 
 /// `ksym_symbol.flags`: the module is built into the kernel.
 pub const SYM_BUILTIN: u32 = 1;
@@ -192,6 +196,11 @@ pub struct Table {
     /// queries that may touch pseudo-module symbols (BPF, ftrace), which a
     /// snapshot never serves.
     fresh: Option<Box<Fresh>>,
+    /// For a table from a snapshot: the address ranges (lowest to highest
+    /// symbol) of the core kernel and the loadable modules, sorted and
+    /// merged ([`Table::covered_ranges`]); an address outside them goes to
+    /// the fresh read.
+    covered: Vec<(u64, u64)>,
 }
 
 /// For a table from a snapshot: the table read from the source when first
@@ -221,12 +230,16 @@ impl Fresh {
 
     /// Do `t`'s text, entries and index slots (mapped from the snapshot)
     /// have the checksum written with them? Hashed once, on first use.
-    fn intact(&self, t: &Table) -> bool {
+    pub(super) fn intact(&self, t: &Table) -> bool {
         *self.intact.get_or_init(|| {
             snapshot::bulk_sum(
                 &t.buf[t.base..],
-                t.entries.as_bytes(),
-                t.index.parts().0.as_bytes(),
+                [
+                    t.sample.as_bytes(),
+                    t.top.as_bytes(),
+                    t.entries.as_bytes(),
+                    t.index.parts().0.as_bytes(),
+                ],
             ) == self.bulk_sum
         })
     }
@@ -242,6 +255,8 @@ impl Table {
     /// read and a snapshot written for the next open. The answers are the
     /// same either way.
     pub fn open(opts: &Options) -> Result<Table> {
+        // A snapshot this process is writing is in place before it looks.
+        background::wait();
         let path = opts
             .kallsyms_path
             .clone()
@@ -261,6 +276,7 @@ impl Table {
                         path: Some(p.path().to_path_buf()),
                         loaded: true,
                         written: false,
+                        background: false,
                         bytes,
                         write_ns: 0,
                         note: None,
@@ -292,16 +308,12 @@ impl Table {
         t.info.snapshot.note = Some(note);
         if let (Ok(p), Some(w)) = (&plan, writer) {
             t.info.snapshot.path = Some(p.path().to_path_buf());
-            let written = w.and_then(|w| {
-                let t1 = Instant::now();
-                let n = p.finish(w, &t)?;
-                Ok((n, t1.elapsed()))
-            });
-            match written {
-                Ok((n, took)) => {
+            // The rest of the snapshot is written by a thread of its own
+            // (`background`): this open returns now.
+            match w.and_then(|w| p.finish_later(w, &mut t)) {
+                Ok(()) => {
                     t.info.snapshot.written = true;
-                    t.info.snapshot.bytes = n;
-                    t.info.snapshot.write_ns = took.as_nanos() as u64;
+                    t.info.snapshot.background = true;
                 }
                 Err(why) => t.info.snapshot.note = Some(why),
             }
@@ -396,8 +408,15 @@ impl Table {
         let n_abs = entries.partition_point(|m| is_absolute_type(m.ty));
         let index = match index {
             Some(index) => index,
-            None => NameIndex::build(&hashes, |i| entries[i].name_off)
-                .map_err(|e| e.context(&source))?,
+            None => {
+                let (index, repeats) =
+                    NameIndex::build_finding_repeats(&hashes, |i| entries[i].name_off)
+                        .map_err(|e| e.context(&source))?;
+                for r in repeats {
+                    entries[r as usize].flags |= parse::REPEATED;
+                }
+                index
+            }
         };
         drop(hashes);
         entries.shrink_to_fit();
@@ -420,6 +439,7 @@ impl Table {
             modules,
             suggest: OnceLock::new(),
             fresh: None,
+            covered: Vec::new(),
             info: Info {
                 source,
                 format,
@@ -507,11 +527,19 @@ impl Table {
     }
 
     /// The entry's size: stored, or computed for a far next symbol.
+    #[inline]
     fn size_of(&self, i: usize) -> u64 {
         let m = self.entries[i];
         if m.size != SIZE_FAR || m.exact() {
             return m.size as u64;
         }
+        self.far_size(i)
+    }
+
+    /// The distance to the next symbol of the region, past 32 bits.
+    #[cold]
+    fn far_size(&self, i: usize) -> u64 {
+        let m = self.entries[i];
         let region = self.modules.region(m.owner);
         let a = self.entries[i].addr;
         (i + 1..self.len())
@@ -523,15 +551,18 @@ impl Table {
 
     /// The entry as a [`Symbol`], reporting module `module` if given (a
     /// symbol can belong to several built-in modules), else its first.
+    #[inline]
     fn symbol(&self, i: usize, module: Option<ModId>) -> Symbol<'_> {
         let m = self.entries[i];
         let off = m.name_off as usize;
-        // The parser wrote a NUL after every name (none: a damaged snapshot).
-        let name = self
-            .buf
-            .get(off..=off + m.name_len())
-            .and_then(CName::new)
-            .unwrap_or(CName::from_cstr(c""));
+        // The parser wrote a NUL after every name, and a snapshot's text
+        // and entries are checked before the first answer (`route`): the
+        // name is not read here (its cache line is the caller's to load).
+        // Out of the text (a damaged snapshot not yet checked): empty.
+        let name = match self.buf.get(off..=off + m.name_len()) {
+            Some(b) => CName::trusted(b),
+            None => CName::from_cstr(c""),
+        };
         let mid = module.unwrap_or_else(|| self.modules.primary(m.owner));
         let mut flags = 0;
         if self.modules.module(mid).kind == ModuleKind::Builtin {
@@ -541,13 +572,33 @@ impl Table {
             flags |= SYM_SIZE_EXACT;
         }
         Symbol {
-            addr: self.entries[i].addr,
+            addr: m.addr,
             size: self.size_of(i),
             name,
             module: CName::from_cstr(self.modules.name(mid)),
-            ty: self.ty(i),
+            ty: m.ty,
             flags,
         }
+    }
+
+    /// The ranges [`Table::covered`] holds, from the module set.
+    fn covered_ranges(modules: &ModuleSet) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = modules
+            .iter()
+            .filter(|m| {
+                matches!(m.kind, ModuleKind::Vmlinux | ModuleKind::Loadable) && m.symbols > 0
+            })
+            .map(|m| (m.lo, m.hi))
+            .collect();
+        v.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+        for (lo, hi) in v {
+            match out.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => out.push((lo, hi)),
+            }
+        }
+        out
     }
 
     /// The modules: `vmlinux` first, then in order of appearance.
@@ -564,16 +615,19 @@ impl Table {
     /// The table whose module list is current: this one, or for a table
     /// from a snapshot the fresh read (pseudo-modules come and go).
     pub fn module_table(&self) -> Result<&Table> {
-        self.route(true)
+        self.route(|| true)
     }
 
     /// The table to answer from: this one, or, for a table from a snapshot
     /// and a query that may touch pseudo-module symbols, or whose text,
     /// entries or index do not check, the table read from the source
     /// (once, when first needed).
-    fn route(&self, may_touch_pseudo: bool) -> Result<&Table> {
+    /// `may_touch_pseudo` is asked only of a table from a snapshot.
+    #[inline]
+    fn route(&self, may_touch_pseudo: impl FnOnce() -> bool) -> Result<&Table> {
         match &self.fresh {
-            Some(f) if may_touch_pseudo || !f.intact(self) => f
+            None => Ok(self),
+            Some(f) if may_touch_pseudo() || !f.intact(self) => f
                 .table
                 .get_or_init(|| Table::open(&f.opts))
                 .as_ref()

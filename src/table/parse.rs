@@ -39,10 +39,17 @@ pub(crate) struct Entry {
     /// The nm type letter (also in the buffer, but reading it there would
     /// cost a cache miss per symbolization).
     pub ty: u8,
-    /// Zero: the three bytes `repr(C)` would pad with, named so that every
+    /// [`REPEATED`].
+    pub flags: u8,
+    /// Zero: the two bytes `repr(C)` would pad with, named so that every
     /// byte of an entry is initialised (a snapshot writes them).
-    pub pad: [u8; 3],
+    pub pad: [u8; 2],
 }
+
+/// `Entry::flags`: another entry's name has this one's hash (in practice:
+/// the same name). A lookup that finds an entry without it has found the
+/// only one of its name.
+pub(crate) const REPEATED: u8 = 1;
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 24 && std::mem::align_of::<Entry>() == 8);
 
@@ -59,6 +66,10 @@ impl Entry {
     #[inline]
     pub fn exact(self) -> bool {
         self.len & EXACT_BIT != 0
+    }
+    #[inline]
+    pub fn repeated(self) -> bool {
+        self.flags & REPEATED != 0
     }
 }
 
@@ -113,6 +124,8 @@ pub(super) struct Parser {
     /// The previous line's module column and owner (runs of one module).
     last_col: Vec<u8>,
     last_owner: OwnerId,
+    /// The entries a name just indexed repeats (reused).
+    repeats: Vec<usize>,
     busy_ns: u64,
 }
 
@@ -131,6 +144,7 @@ impl Parser {
             any_addr: 0,
             last_col: Vec::new(),
             last_owner: VMLINUX_OWNER,
+            repeats: Vec::new(),
             busy_ns: 0,
         };
         p.entries
@@ -200,7 +214,8 @@ impl Parser {
                     len,
                     owner,
                     ty: l.ty,
-                    pad: [0; 3],
+                    flags: 0,
+                    pad: [0; 2],
                 };
                 (meta, l.addr, l.hash, next)
             };
@@ -217,8 +232,14 @@ impl Parser {
             self.entries.push(meta);
             self.hashes.push(hash);
             if let Some(index) = &mut self.index {
-                let entries = &self.entries;
-                if !index.push(&self.hashes, |j| entries[j].name_off) {
+                let entries = &mut self.entries;
+                let repeats = &mut self.repeats;
+                repeats.clear();
+                let ok = index.push(&self.hashes, |j| entries[j].name_off, |r| repeats.push(r));
+                for &r in repeats.iter() {
+                    entries[r].flags |= REPEATED;
+                }
+                if !ok {
                     let e = crate::base::hash::crowded();
                     return Err(LineFailure {
                         line: self.lines,

@@ -19,7 +19,9 @@
 //! file owned by it, mode 0600, opened with `O_NOFOLLOW`, written to a
 //! temporary file and renamed into place.
 //!
-//! Format (native little-endian, version 2):
+//! Format (native little-endian, version 4; 3 from the size estimates that
+//! stop at any next symbol, 4 from the entries' repeated-name flag and the
+//! sample and top levels checked with the bulk):
 //!
 //! ```text
 //! 0    "KSYMSNAP", version u32, header length u32 (= 256)
@@ -28,11 +30,11 @@
 //! 32   the checked part's start and end, then (offset, length) u64 pairs
 //!      of: key, meta, sample (u64s), top (u64s), entries (24-byte entries),
 //!      index slots (u64s), text; then the text's base u64 and the checksum
-//!      of the text, entries and slots ([`bulk_sum`])
+//!      of the text, sample, top, entries and slots ([`bulk_sum`])
 //! ...  the text, at its base (or 2 MiB after it: a hole), written while
 //!      the source is still being read
-//! ...  the checked part: key, meta (Info, module set, index parameters),
-//!      sample, top; then entries and index slots, bounds-checked where
+//! ...  the checked part: key, meta (Info, module set, index parameters);
+//!      then sample, top, entries and index slots, bounds-checked where
 //!      used, and outside the checksum checked at open (10 MB would cost
 //!      what the whole open may): their own checksum, with the text's, is
 //!      checked on the first query, and when it fails every query goes to
@@ -45,7 +47,7 @@ use std::sync::Arc;
 
 use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
-use crate::base::hash::{hash, NameIndex};
+use crate::base::hash::{checksum as sum_of, hash, NameIndex};
 use crate::base::mapped::{Mapping, Store};
 pub use crate::base::private::SnapshotInfo;
 use crate::base::private::{self, identity, push_str, Dir, Opened, Temp};
@@ -55,10 +57,11 @@ use crate::rules::modules::ModuleSet;
 
 pub use crate::base::private::DEFAULT_DIR;
 const MAGIC: &[u8; 8] = b"KSYMSNAP";
-const VERSION: u32 = 2;
+const VERSION: u32 = 4;
 const HEADER: usize = 256;
 
 /// Where a table's snapshot lives and what it must match.
+#[derive(Clone)]
 pub(super) struct Plan {
     path: PathBuf,
     dir: PathBuf,
@@ -121,7 +124,7 @@ fn word(b: &[u8], at: usize) -> Option<u64> {
 /// Is this process one that may use snapshots: effective uid 0, and
 /// /proc/kallsyms shows it real addresses?
 fn privileged() -> bool {
-    crate::base::sys::euid() == 0 && private::reads_real_addresses()
+    crate::base::sys::euid() == 0 && crate::formats::addresses::proc_shows_real_addresses()
 }
 
 impl Plan {
@@ -192,16 +195,16 @@ impl Plan {
         })
     }
 
-    /// Finishes the snapshot of `t` and renames it into place, unless the
-    /// modules changed while it was read (then the snapshot could claim
-    /// symbols it lacks). Returns its size.
-    pub(super) fn finish(&self, w: Writer, t: &Table) -> Result<usize, String> {
+    /// Finishes the snapshot of a table (its [`Parts`]) and renames it into
+    /// place, unless the modules changed while it was read (then the
+    /// snapshot could claim symbols it lacks). Returns its size.
+    pub(super) fn finish(&self, w: Writer, parts: &Parts) -> Result<usize, String> {
         if modules_key(&self.modules_path) != self.modules {
             w.temp.discard();
             return Err("not written: modules changed while the table was read".to_string());
         }
         let dir = Dir::trusted(&self.dir)?;
-        match write_to(&w, t, &self.key) {
+        match write_to(&w, parts, &self.key) {
             Ok(n) => dir.commit(w.temp, &self.path).map(|_| n),
             Err(e) => {
                 w.temp.discard();
@@ -209,6 +212,18 @@ impl Plan {
             }
         }
         .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+
+    /// [`Plan::finish`] on a thread of its own ([`super::background`]): the
+    /// caller's open returns without waiting for the write. The table's
+    /// arrays are shared with the thread, not copied.
+    pub(super) fn finish_later(&self, w: Writer, t: &mut Table) -> Result<(), String> {
+        let parts = Parts::of(t);
+        let plan = self.clone();
+        super::background::start(move || {
+            let _ = plan.finish(w, &parts);
+        })
+        .map_err(|e| format!("not written: no thread to write it: {e}"))
     }
 
     /// Gives up a snapshot begun (the read failed).
@@ -303,29 +318,65 @@ fn meta(t: &Table) -> Vec<u8> {
     m
 }
 
-/// Writes the snapshot of `t` (the text too, unless it was all streamed);
-/// returns its size.
-fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
+/// What a snapshot holds of a table: its arrays, shared with the table
+/// (no copy), and its metadata.
+pub(super) struct Parts {
+    buf: Store<u8>,
+    base: usize,
+    sample: Store<u64>,
+    top: Store<u64>,
+    entries: Store<Entry>,
+    slots: Store<u64>,
+    meta: Vec<u8>,
+}
+
+impl Parts {
+    /// `t`'s parts; its arrays become shared (read-only) if they were not.
+    fn of(t: &mut Table) -> Parts {
+        Parts {
+            buf: t.buf.share(),
+            base: t.base,
+            sample: t.sample.share(),
+            top: t.top.share(),
+            entries: t.entries.share(),
+            slots: t.index.share_slots(),
+            meta: meta(t),
+        }
+    }
+}
+
+/// Writes the snapshot of a table (the text too, unless it was all
+/// streamed); returns its size.
+fn write_to(w: &Writer, t: &Parts, key: &[u8]) -> std::io::Result<usize> {
     use std::os::unix::fs::FileExt;
-    let meta = meta(t);
-    let (slots, ..) = t.index.parts();
+    let meta = &t.meta;
+    let slots = &t.slots;
     let text = &t.buf[t.base..];
     let text_at = text_pos(t.base);
-    // After the text: the checked part, then the big arrays (8-aligned).
-    let chk_at = (text_at + text.len() as u64).next_multiple_of(8);
-    let mut chk = Vec::new();
-    let sec = |chk: &mut Vec<u8>, bytes: &[u8]| -> (u64, u64) {
-        pad_to(chk, 8);
-        let at = chk_at + chk.len() as u64;
-        chk.extend_from_slice(bytes);
-        (at, bytes.len() as u64)
+    // The checked part right after the header when it fits before the
+    // text (an open then reads it on the header's page), else after the
+    // text; the big arrays after both (8-aligned).
+    let key_len = key.len().next_multiple_of(8);
+    let chk_len = (key_len + meta.len()) as u64;
+    let text_end = text_at + text.len() as u64;
+    let chk_at = if HEADER as u64 + chk_len <= text_at {
+        HEADER as u64
+    } else {
+        text_end.next_multiple_of(8)
     };
-    let key_s = sec(&mut chk, key);
-    let meta_s = sec(&mut chk, &meta);
-    let sample_s = sec(&mut chk, t.sample.as_bytes());
-    let top_s = sec(&mut chk, t.top.as_bytes());
+    let mut chk = Vec::with_capacity(chk_len as usize);
+    chk.extend_from_slice(key);
     pad_to(&mut chk, 8);
-    let entries_at = chk_at + chk.len() as u64;
+    chk.extend_from_slice(meta);
+    let key_s = (chk_at, key.len() as u64);
+    let meta_s = (chk_at + key_len as u64, meta.len() as u64);
+    // After the text and the checked part: the sample and top levels, the
+    // entries and the index slots, checked on the first query ([`bulk_sum`]).
+    let sample_at = text_end.max(chk_at + chk_len).next_multiple_of(8);
+    let (sample, top) = (t.sample.as_bytes(), t.top.as_bytes());
+    let sample_s = (sample_at, sample.len() as u64);
+    let top_s = (sample_at + sample.len() as u64, top.len() as u64);
+    let entries_at = top_s.0 + top.len() as u64;
     let entries = t.entries.as_bytes();
     let slots_at = entries_at + entries.len() as u64;
     let slots_b = slots.as_bytes();
@@ -349,7 +400,7 @@ fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
         text_at,
         text.len() as u64,
         t.base as u64,
-        bulk_sum(text, entries, slots_b),
+        bulk_sum(text, [sample, top, entries, slots_b]),
     ]);
     for (i, v) in fields.iter().enumerate() {
         h[32 + 8 * i..40 + 8 * i].copy_from_slice(&le(*v));
@@ -363,6 +414,7 @@ fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
         f.write_all_at(text, text_at)?;
     }
     f.write_all_at(&chk, chk_at)?;
+    f.write_all_at(&[sample, top].concat(), sample_at)?;
     f.write_all_at(entries, entries_at)?;
     f.write_all_at(slots_b, slots_at)?;
     f.write_all_at(&h, 0)?;
@@ -371,14 +423,17 @@ fn write_to(w: &Writer, t: &Table, key: &[u8]) -> std::io::Result<usize> {
 }
 
 /// The checksum of the sections not checked at open: the text, the
-/// entries and the index slots (checked on a table's first query).
-pub(super) fn bulk_sum(text: &[u8], entries: &[u8], slots: &[u8]) -> u64 {
-    hash(text) ^ hash(entries).rotate_left(23) ^ hash(slots).rotate_left(41)
+/// sample and top levels, the entries and the index slots (checked on a
+/// table's first query).
+pub(super) fn bulk_sum(text: &[u8], arrays: [&[u8]; 4]) -> u64 {
+    arrays.iter().enumerate().fold(sum_of(text), |acc, (i, a)| {
+        acc ^ sum_of(a).rotate_left(11 + 13 * i as u32)
+    })
 }
 
 /// The checksum: the header (but its checksum field) and the checked part.
 fn checksum(header: &[u8], checked: &[u8]) -> u64 {
-    hash(&header[32..HEADER]) ^ hash(checked).rotate_left(17)
+    sum_of(&header[32..HEADER]) ^ sum_of(checked).rotate_left(17)
 }
 
 /// The table in `map`, if it is a snapshot for `key` and every count and
@@ -407,8 +462,6 @@ fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table>
         return None;
     }
     let meta = part(1)?;
-    part(2)?;
-    part(3)?;
     let (sample_at, sample_len) = (f(6)?, f(7)? / 8);
     let (top_at, top_len) = (f(8)?, f(9)? / 8);
     let (entries_at, n_entries) = (f(10)?, f(11)?);
@@ -459,7 +512,9 @@ fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table>
         _ => return None,
     };
     use std::os::unix::ffi::OsStrExt;
+    let covered = Table::covered_ranges(&modules);
     Some(Table {
+        covered,
         buf,
         base,
         entries,

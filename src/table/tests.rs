@@ -456,3 +456,32 @@ mod bounds {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// From Linux 6.4 a module's text, data and rodata are separate
+/// allocations, and other modules' lie between them (seen in the 6.12
+/// guest: 9p's .exit.text before another module's text). A size estimate
+/// stops at the next symbol of any module, not only at its own module's
+/// next one. Values worked out by hand.
+#[test]
+fn module_sizes_stop_at_an_interleaved_module() {
+    let t = table(
+        "\
+ffffffffc0001000 t a_init\t[a]
+ffffffffc0001100 t a_exit\t[a]
+ffffffffc0002000 t b_func\t[b]
+ffffffffc0002080 t b_more\t[b]
+ffffffffc0003000 d a_data\t[a]
+ffffffffc0003040 d a_more\t[a]
+",
+    );
+    let size = |name: &str| found(&t, name).size;
+    assert_eq!(size("a`a_init"), 0x100);
+    // Its own module's next symbol is a_data (0x1f00 away); b_func is first.
+    assert_eq!(size("a`a_exit"), 0xf00);
+    assert_eq!(size("b`b_func"), 0x80);
+    // b's last symbol: a's data comes next; nothing of b follows.
+    assert_eq!(size("b`b_more"), 0);
+    assert_eq!(size("a`a_data"), 0x40);
+    let (s, off) = t.symbolize(0xffffffffc0001f00).unwrap();
+    assert_eq!((s.name.to_bytes(), off), (&b"a_exit"[..], 0xe00));
+}

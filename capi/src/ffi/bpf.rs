@@ -5,16 +5,42 @@
 //! time (docs/bpf-objects.md; maps and externs, attach targets: the next
 //! sections).
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use super::resolve::ksym_cache;
 use super::{c_bytes, c_path, int_call, non_null, ptr_call, value_call, write_out};
-use ksym::bpf::{Object, RelocKind};
+use ksym::bpf::{BtfFeatures, Object, RelocKind};
 use ksym::Result;
 
 /// A BPF ELF object (opaque). Used by one thread at a time.
 pub struct ksym_bpf_object {
     obj: Object,
+    /// Its loadable BTF rewritten for kernels that lack some BTF features
+    /// (ksym_bpf_object_btf_for), by feature bits: kept until the object
+    /// is freed, so that the bytes a caller got stay where they are.
+    btf_for: RefCell<Vec<(u32, Box<[u8]>)>>,
+}
+
+impl ksym_bpf_object {
+    /// The loadable BTF for a kernel with `f` ([`Object::btf_for`]): its
+    /// address and length, in the object or in `btf_for`.
+    pub(super) fn btf_for(&self, f: BtfFeatures) -> Result<(*const u8, usize)> {
+        if let Some((_, b)) = self.btf_for.borrow().iter().find(|(k, _)| *k == f.bits()) {
+            return Ok((b.as_ptr(), b.len()));
+        }
+        Ok(match self.obj.btf_for(f)? {
+            Cow::Borrowed(b) => (b.as_ptr(), b.len()),
+            Cow::Owned(v) => {
+                let b = v.into_boxed_slice();
+                let at = (b.as_ptr(), b.len());
+                // The box's bytes do not move when the vector grows.
+                self.btf_for.borrow_mut().push((f.bits(), b));
+                at
+            }
+        })
+    }
 }
 
 /// One instruction, layout-compatible with `struct bpf_insn` from
@@ -118,7 +144,10 @@ pub struct ksym_bpf_reloc {
 }
 
 pub(super) fn boxed(obj: Object) -> *mut ksym_bpf_object {
-    Box::into_raw(Box::new(ksym_bpf_object { obj }))
+    Box::into_raw(Box::new(ksym_bpf_object {
+        obj,
+        btf_for: RefCell::new(Vec::new()),
+    }))
 }
 
 /// The object behind a handle, or KSYM_ERR_INVALID for NULL.
@@ -130,6 +159,16 @@ pub(super) unsafe fn obj_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a Object
     non_null(o, "obj")?;
     // SAFETY: not NULL, so a live handle (# Safety).
     Ok(unsafe { &(*o).obj })
+}
+
+/// The handle itself, or KSYM_ERR_INVALID for NULL.
+///
+/// # Safety
+/// As [`obj_ref`].
+pub(super) unsafe fn handle_ref<'a>(o: *const ksym_bpf_object) -> Result<&'a ksym_bpf_object> {
+    non_null(o, "obj")?;
+    // SAFETY: not NULL, so a live handle (# Safety).
+    Ok(unsafe { &*o })
 }
 
 /// The object behind a handle, for changes, or KSYM_ERR_INVALID for NULL.

@@ -118,7 +118,7 @@ pub struct ksym_btf_stats {
     /// left out so far with this handle because the running kernel's BPF
     /// trampoline cannot take their prototype (too many arguments for its
     /// registers, a struct of more than 16 bytes by value, a struct
-    /// return, variadic: docs/btf-and-attach.md). Added after 0.2.0: a
+    /// return, variadic: docs/btf-and-attach.md). Added in 0.3.0: a
     /// caller whose sz ends before it does not get it.
     pub trampoline_refused: usize,
 }

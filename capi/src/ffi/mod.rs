@@ -21,8 +21,8 @@
 //! a section of the header opened by the first paragraph of its `//!`
 //! documentation (tools/header_layout.rs; HACKING.md, "The header"): errors
 //! and conventions, version, the table, modules, resolution and the cache,
-//! kernel BTF, BPF objects, their maps and externs, attach targets. This
-//! file declares no C item of its own.
+//! kernel BTF, BPF objects, their BTF for older kernels, their maps and
+//! externs, attach targets. This file declares no C item of its own.
 
 #![allow(non_camel_case_types)]
 
@@ -33,6 +33,7 @@ pub mod modules;
 pub mod resolve;
 pub mod btf;
 pub mod bpf;
+pub mod bpf_btf;
 pub mod bpf_maps;
 pub mod bpf_vars;
 pub mod bpf_attach;

@@ -348,6 +348,95 @@ pub unsafe extern "C" fn ksym_symbolize(
     })
 }
 
+/// A stack: every address of `addrs[0..n]` (any order, repeats allowed)
+/// symbolized as ksym_symbolize would, in one call. For each `i`: `errs[i]`
+/// is 0 and `out[i]` (and `offsets[i]`, when `offsets` is not NULL) the
+/// symbol and offset, or `errs[i]` is the code ksym_symbolize returns for
+/// that address (KSYM_ERR_NOT_FOUND below the first symbol, past the end of
+/// a region, in a gap) and `out[i]`, `offsets[i]` are left as they were:
+/// one bad frame fails no other. Returns how many addresses were found, or
+/// a negative code when the call itself fails (NULL `table`, NULL `addrs`,
+/// `out` or `errs` with `n` > 0, `n` > INT_MAX: KSYM_ERR_INVALID), then
+/// writing nothing. A failed frame records no message: ksym_symbolize of
+/// its address gives it. The addresses are searched in groups whose memory
+/// loads overlap: a stack costs less than its addresses one call each
+/// (docs/performance.md) (0.3).
+///
+/// # Safety
+/// `table` is NULL or a live handle (from `ksym_table_open` or `ksym_table_from_buffer`, not
+/// freed). `addrs` is NULL or readable for `n` values; `out` and `errs` are NULL or writable
+/// for `n` elements; `offsets` is NULL or writable for `n` values.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_symbolize_stack(
+    table: *const ksym_table,
+    addrs: *const u64,
+    n: usize,
+    out: *mut ksym_symbol,
+    offsets: *mut u64,
+    errs: *mut c_int,
+) -> c_int {
+    int_call(|| {
+        // SAFETY: `table` as # Safety says.
+        let t = unsafe { table_ref(table) }?;
+        if n == 0 {
+            return Ok(0);
+        }
+        non_null(addrs, "addrs")?;
+        non_null(out, "out")?;
+        non_null(errs, "errs")?;
+        if n > c_int::MAX as usize {
+            return Err(Error::invalid(format!(
+                "n = {n}: at most INT_MAX addresses per call"
+            )));
+        }
+        // SAFETY: not NULL, so readable for `n` values (# Safety).
+        let addrs = unsafe { std::slice::from_raw_parts(addrs, n) };
+        let mut found = 0;
+        t.table.symbolize_stack_with(addrs, |i, r| {
+            // SAFETY: `i < n`; `out`, `errs` (and `offsets` if not NULL)
+            // are writable for `n` elements (# Safety).
+            unsafe {
+                match r {
+                    Ok((sym, off)) => {
+                        out.add(i).write(ksym_symbol::from(&sym));
+                        if !offsets.is_null() {
+                            offsets.add(i).write(off);
+                        }
+                        errs.add(i).write(0);
+                        found += 1;
+                    }
+                    Err(e) => errs.add(i).write(e.code()),
+                }
+            }
+        });
+        Ok(found)
+    })
+}
+
+/// Does this process see the kernel's real addresses in `kallsyms_path`
+/// (NULL: /proc/kallsyms)? Judged from its first lines, as snapshots are
+/// (at most 4 KiB read, and a reader that sees them stops at the first
+/// line with a non-zero address): a restricted reader sees every address as
+/// zero; the first line alone cannot tell (on x86-64 distribution kernels
+/// it is `0000000000000000 A fixed_percpu_data` even for root). 1: real
+/// addresses; 0: all zero (kernel.kptr_restrict, no CAP_SYSLOG:
+/// ksym_table_open would fail with KSYM_ERR_RESTRICTED); KSYM_ERR_FORMAT
+/// when the first line is not a kallsyms line; a negative errno when the
+/// file cannot be read. `ksym addresses` is this call on the command line
+/// (0.3).
+///
+/// # Safety
+/// `kallsyms_path` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ksym_kallsyms_shows_addresses(kallsyms_path: *const c_char) -> c_int {
+    int_call(|| {
+        // SAFETY: NULL or NUL-terminated (# Safety).
+        let path = unsafe { c_path(kallsyms_path) }
+            .unwrap_or_else(|| std::path::PathBuf::from("/proc/kallsyms"));
+        Ok(ksym::kallsyms_shows_addresses(&path)? as c_int)
+    })
+}
+
 /// A table walk's visitor that calls the C callback: non-zero stops the
 /// walk with that value.
 ///
@@ -476,7 +565,10 @@ pub const KSYM_STATS_BUILTIN_RANGES: c_uint = 2;
 pub const KSYM_STATS_VMLINUX_SIZES: c_uint = 4;
 /// ksym_table_stats.flags: this table came from a snapshot.
 pub const KSYM_STATS_SNAPSHOT: c_uint = 8;
-/// ksym_table_stats.flags: this open wrote a new snapshot.
+/// ksym_table_stats.flags: this open writes a new snapshot: its text while
+/// the source was read, the rest in a thread of the library after the open
+/// returned, done before the process's next ksym_table_open and before it
+/// exits.
 pub const KSYM_STATS_SNAPSHOT_WRITTEN: c_uint = 16;
 
 /// Fills `out` (set out->sz first) with counts, memory and timings.
