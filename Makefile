@@ -2,9 +2,12 @@
 #
 #   make                 build/libksym.so.$(VERSION) (+ .so.0, .so links), build/libksym.a,
 #                        build/ksym.pc, build/ksym (CLI)
-#   make test            everything CI checks (installs what it needs first: make deps)
+#   make test            everything CI checks (installs what it needs first: make deps),
+#                        with a table of each part's time at the end
+#   make check           the edit loop: make test without the guests (at most 8 min, warm)
 #   make deps            install what make test needs (tools/deps.sh: the one list)
 #   make bench           the performance tables (docs/performance.md)
+#   make bench-compare REF=<commit>  this tree's bench against another commit's, alternated
 #   make compare-libbpf  the alias objects through libbpf and libksym (needs libbpf-dev)
 #   make demo            the CLI on this machine's kernel (or the bundled snapshot)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -32,8 +35,8 @@ SOURCES     := $(shell find src capi/src -name '*.rs') Cargo.toml Cargo.lock cap
 CWARN       := -std=c99 -Wall -Wextra -Werror -pedantic
 STAGE       := $(abspath $(BUILD)/stage)
 
-.PHONY: all lib header check-header install uninstall deps test test-suite test-rust test-c test-exports \
-        bench compare-libbpf demo bpf-objects clean testdata fuzz fuzz-build fuzz-corpus test-fuzz
+.PHONY: all lib header check-header install uninstall deps test test-suite check test-rust test-c test-c-build test-exports \
+        bench bench-compare compare-libbpf demo bpf-objects clean testdata fuzz fuzz-build fuzz-corpus test-fuzz
 
 all: lib $(BUILD)/ksym $(BUILD)/ksym.pc testdata
 
@@ -84,9 +87,9 @@ $(BUILD)/ksym.pc: pkgconfig/ksym.pc.in $(BUILD)/native-static-libs Cargo.toml
 
 # The CLI links libksym statically: it runs from anywhere, installed or not.
 # `ksym trace` carries its counting program (tools/bpf/count.bpf.o) inside.
-$(BUILD)/ksym: tools/ksym.c tools/trace.c tools/bpf_loader.h include/ksym.h $(BUILD)/count_bpf.h \
+$(BUILD)/ksym: tools/cli.c tools/trace.c tools/trace.h tools/bpf_loader.h include/ksym.h $(BUILD)/count_bpf.h \
                $(BUILD)/libksym.a $(BUILD)/native-static-libs
-	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ tools/ksym.c tools/trace.c $(BUILD)/libksym.a \
+	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ tools/cli.c tools/trace.c $(BUILD)/libksym.a \
 	    $$(cat $(BUILD)/native-static-libs)
 
 $(BUILD)/count_bpf.h: tools/bpf/count.bpf.o
@@ -145,13 +148,42 @@ test:
 	@sh tools/deps.sh test
 	@$(MAKE) --no-print-directory test-suite
 
-# Every part's skips, in one list at the end (target/tmp/ksym-skipped,
-# emptied by test-rust, which runs first).
-test-suite: test-rust check-header test-exports test-c test-fuzz $(TEST_PARTS)
+# The parts, in order, each timed against its budget (seconds on 2 cores;
+# tools/parts.sh prints the table at the end). The guests' kernels and the
+# Debian 13 root are fetched in the background meanwhile. Every part's
+# skips, in one list at the end (target/tmp/ksym-skipped, emptied by
+# test-rust, which runs first; a skip that several runs of one test log
+# alike, as bcc's plain, valgrind and ASan runs do, is listed once).
+TEST_ALL_PARTS := test-rust check-header test-exports test-c test-fuzz $(TEST_PARTS)
+PART_BUDGET_test-rust    := 600
+PART_BUDGET_check-header := 60
+PART_BUDGET_test-exports := 10
+PART_BUDGET_test-c       := 480
+PART_BUDGET_test-fuzz    := 240
+PART_BUDGET_test-bcc     := 120
+PART_BUDGET_test-cli     := 60
+PART_BUDGET_test-docs    := 60
+# A part with its budget (part:seconds); parts joined by + (run at the
+# same time) each with its own.
+empty :=
+space := $(empty) $(empty)
+part1 = $(1)$(if $(PART_BUDGET_$(1)),:$(PART_BUDGET_$(1)))
+parts = $(foreach p,$(1),$(subst $(space),+,$(foreach q,$(subst +, ,$(p)),$(call part1,$(q)))))
+test-suite:
+	@sh tools/parts.sh --background guest-prepare $(call parts,$(TEST_ALL_PARTS))
 	@if [ -s target/tmp/ksym-skipped ]; then \
-	    echo "make test: $$(wc -l < target/tmp/ksym-skipped) parts skipped (target/tmp/ksym-skipped):"; \
-	    sed 's/^/  /' target/tmp/ksym-skipped; fi
+	    awk '!seen[$$0]++' target/tmp/ksym-skipped > target/tmp/ksym-skipped.once; \
+	    echo "make test: $$(wc -l < target/tmp/ksym-skipped.once) parts skipped (target/tmp/ksym-skipped):"; \
+	    sed 's/^/  /' target/tmp/ksym-skipped.once; fi
 	@echo "make test: all passed"
+
+# The edit loop: every part but the guests and what only they need (the
+# bpftrace fork's build), on this machine's kernel; at most 8 minutes with
+# a warm target/.
+CHECK_PARTS := $(filter-out test-guest% test-bpftrace%,$(TEST_ALL_PARTS))
+check:
+	@sh tools/deps.sh test
+	@sh tools/parts.sh $(call parts,$(CHECK_PARTS))
 
 # A Rust test that cannot run here appends a line to target/tmp/ksym-skipped
 # (tests/common: skip); it is shown after the tests, so that no skip is
@@ -187,6 +219,14 @@ test-c: all
 	    KSYM_TESTDATA=$(abspath $(BUILD)/testdata) KSYM_SKIP_LOG=$(abspath target/tmp/ksym-skipped) \
 	    sh c-tests/run.sh
 
+# The plain builds of the C tests, not run: what the guests run
+# (mk/guest.mk).
+test-c-build: all $(LIBBPF_ORACLE)/lib/libbpf.a
+	rm -rf $(STAGE)
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE) DESTDIR=
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig STAGE=$(STAGE) CC="$(CC)" CXX="$(CXX)" BUILD_ONLY=1 \
+	    sh c-tests/run.sh > $(BUILD)/c-tests-build.log 2>&1 || { cat $(BUILD)/c-tests-build.log; exit 1; }
+
 # The BPF objects the tests load are committed so that tests need no clang.
 # -g gives BTF (.BTF, .BTF.ext); llvm-strip -g then drops DWARF, which no
 # loader reads, to keep the objects small. nobtf.bpf.o is built without -g on
@@ -218,6 +258,15 @@ bench: testdata
 	$(CARGO) bench -p ksym-bench --bench ksym_bench
 	@$(MAKE) --no-print-directory compare-libbpf
 
+# This tree's bench against another commit's, alternated in one sitting
+# (bench/compare.sh: a worktree under build/bench-ref):
+#   make bench-compare REF=<commit> [BENCH_SECTIONS="table symbols"] [BENCH_ROUNDS=3]
+BENCH_ROUNDS ?= 3
+BENCH_SECTIONS ?=
+bench-compare: testdata
+	@test -n "$(REF)" || { echo "make bench-compare REF=<commit>" >&2; exit 2; }
+	sh bench/compare.sh "$(REF)" "$(BENCH_SECTIONS)" "$(BENCH_ROUNDS)"
+
 # The alias objects through libbpf and libksym side by side (needs libbpf-dev;
 # says SKIP without it or without bpf()). <linux/bpf.h>, which libbpf's
 # headers include, is not -pedantic C99: this one is built as gnu11.
@@ -247,7 +296,7 @@ clean:
 # FUZZ_TIME seconds (default 300) on its seed corpus (fuzz/corpus.sh) and
 # the inputs that once failed (fuzz/regressions/); `make test` replays the
 # seeds and runs a short, seeded fuzz of each (FUZZ_RUNS executions).
-FUZZ_TARGETS := kallsyms ranges query vmlinux btf bpf_object kconfig snapshot
+FUZZ_TARGETS := kallsyms ranges query vmlinux btf bpf_object kconfig snapshot stack
 FUZZ_TIME    ?= 300
 FUZZ_RUNS    ?= 20000
 # Each snapshot input writes a file and opens twice (~4 ms): fewer runs.

@@ -3,9 +3,11 @@
 #define KSYM_CHECK_H
 
 #include <ksym.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 static int checks, failures, skips;
 
@@ -82,14 +84,105 @@ static inline void need_skip_log(const char *need, const char *why)
     fclose(f);
 }
 
-/* A part that needs `need` (a kernel feature, or "data") cannot run here:
- * a failure when the environment requires it, otherwise the one line
- * "SKIP <need>: <why>", also appended to the skip log (need_skip_log). */
+/* The kernel table (tests/kernels.txt; $KSYM_KERNEL_TABLE names another
+ * copy): does the running kernel have `feature` (a column: "fentry",
+ * "modules", "module_btf", "cookies", "func_ip", "kprobes",
+ * "kprobe_multi", "kallsyms_all", "tracefs_lists", "struct_ops_link",
+ * "tracing_multi")? 1 or 0 as its row says; -1 when no row is the running
+ * kernel's or the table does not declare it. The row is $KSYM_KERNEL's
+ * (the guests set it), else the host row (suite "-") whose release
+ * pattern matches uname -r. `row` (if not NULL, 32 bytes) gets its name.
+ * tests/common: kernel_has is the Rust side. */
+static inline int kernel_has_row(const char *feature, char row[32])
+{
+    const char *path = getenv("KSYM_KERNEL_TABLE");
+    FILE *f = fopen(path && *path ? path : "tests/kernels.txt", "r");
+    if (!f)
+        return -1;
+    const char *want = getenv("KSYM_KERNEL");
+    struct utsname u;
+    if (uname(&u) != 0)
+        u.release[0] = 0;
+    char line[1024], head[64][32];
+    int ncol = 0, col = -1, suite = -1, release = -1, has = -1;
+    while (fgets(line, sizeof(line), f)) {
+        char *hash = strchr(line, '#'), *p = line;
+        char cell[64][32];
+        int n = 0;
+        if (hash)
+            *hash = 0;
+        /* Words split by hand: strtok_r needs POSIX feature macros that a
+         * test including this header may not define. */
+        while (n < 64) {
+            p += strspn(p, " \t\r\n");
+            size_t len = strcspn(p, " \t\r\n");
+            if (!len)
+                break;
+            snprintf(cell[n++], 32, "%.*s", (int)len, p);
+            p += len;
+        }
+        if (!n)
+            continue;
+        if (!ncol) {
+            for (ncol = 0; ncol < n; ncol++) {
+                memcpy(head[ncol], cell[ncol], 32);
+                if (!strcmp(cell[ncol], feature))
+                    col = ncol;
+                if (!strcmp(cell[ncol], "suite"))
+                    suite = ncol;
+                if (!strcmp(cell[ncol], "release"))
+                    release = ncol;
+            }
+            continue;
+        }
+        if (suite < 0 || release < 0 || n != ncol)
+            break;
+        if (want && *want ? strcmp(cell[0], want) != 0
+                          : strcmp(cell[suite], "-") != 0 || fnmatch(cell[release], u.release, 0) != 0)
+            continue;
+        if (row)
+            memcpy(row, cell[0], 32);
+        if (col >= 0 && (!strcmp(cell[col], "yes") || !strcmp(cell[col], "no")))
+            has = !strcmp(cell[col], "yes");
+        break;
+    }
+    fclose(f);
+    return has;
+}
+
+static inline int kernel_has(const char *feature)
+{
+    return kernel_has_row(feature, NULL);
+}
+
+/* A need's column in the kernel table ("tracefs" is "tracefs_lists"; the
+ * kernel itself and "data" have none). */
+static inline const char *need_column(const char *need)
+{
+    return !strcmp(need, "tracefs") ? "tracefs_lists" : need;
+}
+
+/* A part that needs `need` (a kernel feature, or "data") cannot run here.
+ * Where the kernel table declares it: a kernel that has it must not get
+ * here (a failure); a kernel that lacks it gets here as the table says,
+ * and the caller has checked what such a kernel does (its documented
+ * error or fallback): one passed check, "checked: not on this kernel".
+ * Elsewhere: a failure when the environment requires it, otherwise the
+ * one line "SKIP <need>: <why>", also appended to the skip log
+ * (need_skip_log). */
 #define NEED_SKIP(need, ...)                                                                       \
     do {                                                                                           \
-        char why_[1024];                                                                           \
+        char why_[1024], row_[32] = "";                                                            \
+        int has_ = kernel_has_row(need_column(need), row_);                                        \
         snprintf(why_, sizeof(why_), __VA_ARGS__);                                                 \
-        if (need_required(need)) {                                                                 \
+        if (has_ == 1) {                                                                           \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: the kernel table says %s has %s, but: %s\n", __FILE__, __LINE__,  \
+                    row_, need, why_);                                                             \
+        } else if (has_ == 0) {                                                                    \
+            checks++;                                                                              \
+            printf("checked: not on this kernel (%s): %s: %s\n", row_, need, why_);                  \
+        } else if (need_required(need)) {                                                          \
             failures++;                                                                            \
             fprintf(stderr, "%s:%d: %s is required here (KSYM_REQUIRE=%s), but: %s\n", __FILE__, __LINE__, \
                     need, getenv("KSYM_REQUIRE") ? getenv("KSYM_REQUIRE") : "", why_);                    \

@@ -2,7 +2,8 @@
  * BPF objects through the C API, no kernel needed: programs and aliases,
  * maps, externs, relocations, every error path (NULL arguments, bad
  * indices, malformed objects, unsupported features, relocate before its
- * inputs are set), the final instructions shared by aliases.
+ * inputs are set), the final instructions shared by aliases, the
+ * loadable BTF for kernels without some BTF kinds.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -296,6 +297,76 @@ static void test_errors(void)
     ksym_bpf_object_free(o);
 }
 
+/* Counts the types of each kind (BTF_KIND_*, up to 19) of a BTF blob;
+ * 0 for a blob this walker cannot read. */
+static int btf_kinds(const unsigned char *b, size_t size, size_t counts[20])
+{
+    uint32_t w[6];
+    memset(counts, 0, 20 * sizeof(size_t));
+    if (size < 24)
+        return 0;
+    memcpy(w, b + 4, 20); /* hdr_len, type_off, type_len, str_off, str_len */
+    size_t at = w[0] + w[1], end = at + w[2];
+    while (at + 12 <= end && end <= size) {
+        uint32_t info;
+        memcpy(&info, b + at + 4, 4);
+        uint32_t kind = (info >> 24) & 0x1f, vlen = info & 0xffff;
+        static const size_t per[20] = { 0, 4, 0, 12, 12, 12, 8, 0, 0, 0, 0, 0, 0, 8, 4, 12, 0, 4, 0, 12 };
+        static const int fixed[20] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0 };
+        if (kind >= 20)
+            return 0;
+        counts[kind]++;
+        at += 12 + (fixed[kind] ? per[kind] : per[kind] * vlen);
+    }
+    return at == end;
+}
+
+/* The loadable BTF for kernels without some BTF kinds. */
+static void test_btf_for(void)
+{
+    struct ksym_bpf_object *o = open_obj("aliases.bpf.o");
+    CHECK(o != NULL);
+    if (!o)
+        return;
+    size_t full_size = 0, size = 0, again = 0;
+    const unsigned char *full = ksym_bpf_object_btf(o, &full_size);
+    /* Every kind: the very bytes of ksym_bpf_object_btf. */
+    CHECK(full && ksym_bpf_object_btf_for(o, KSYM_BTF_FEAT_ALL, &size) == (const void *)full && size == full_size);
+    /* 5.10: nothing in this object it lacks; the same bytes, kept in the
+     * object (the same pointer the next time). */
+    uint32_t k510 = KSYM_BTF_FEAT_BTF | KSYM_BTF_FEAT_FUNC | KSYM_BTF_FEAT_GLOBAL_FUNC | KSYM_BTF_FEAT_DATASEC;
+    const unsigned char *b = ksym_bpf_object_btf_for(o, k510, &size);
+    CHECK(b && size == full_size && !memcmp(b, full, size));
+    CHECK(ksym_bpf_object_btf_for(o, k510, &again) == (const void *)b && again == size);
+    /* BTF alone (before 5.0): no FUNC, FUNC_PROTO, VAR or DATASEC left,
+     * as many TYPEDEFs more as FUNCs, ENUMs as FUNC_PROTOs, INTs as VARs,
+     * STRUCTs as DATASECs, every type in place (the same size). */
+    size_t before[20], after[20];
+    CHECK(btf_kinds(full, full_size, before));
+    CHECK(before[12] > 0 && before[13] > 0 && before[14] > 0 && before[15] > 0);
+    b = ksym_bpf_object_btf_for(o, KSYM_BTF_FEAT_BTF, &size);
+    CHECK(b && size == full_size && btf_kinds(b, size, after));
+    CHECK(after[12] == 0 && after[13] == 0 && after[14] == 0 && after[15] == 0);
+    CHECK(after[8] == before[8] + before[12] && after[6] == before[6] + before[13]);
+    CHECK(after[1] == before[1] + before[14] && after[4] == before[4] + before[15]);
+    /* The earlier result is still there. */
+    CHECK(!memcmp(ksym_bpf_object_btf_for(o, k510, &again), full, full_size));
+    /* Errors: an unknown bit, a kernel without BTF, NULLs. */
+    CHECK(ksym_bpf_object_btf_for(o, KSYM_BTF_FEAT_ALL + 1, &size) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK_MSG("unknown flag bits 0x200");
+    CHECK(ksym_bpf_object_btf_for(o, KSYM_BTF_FEAT_ALL & ~KSYM_BTF_FEAT_BTF, &size) == NULL &&
+          ksym_last_error() == KSYM_ERR_UNSUPPORTED);
+    CHECK_MSG("takes no BTF");
+    CHECK(ksym_bpf_object_btf_for(o, KSYM_BTF_FEAT_ALL, NULL) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(ksym_bpf_object_btf_for(NULL, KSYM_BTF_FEAT_ALL, &size) == NULL && ksym_last_error() == KSYM_ERR_INVALID);
+    CHECK(ksym_btf_probe_features(NULL) == KSYM_ERR_INVALID);
+    ksym_bpf_object_free(o);
+    /* No .BTF: not found, whatever the features. */
+    o = open_obj("nobtf.bpf.o");
+    CHECK(o && ksym_bpf_object_btf_for(o, k510, &size) == NULL && ksym_last_error() == KSYM_ERR_NOT_FOUND);
+    ksym_bpf_object_free(o);
+}
+
 /* Maps of maps and a program array (c-tests/bpf/slots.bpf.c): the inner
  * map's shape and the initial slots, as the source spells them. */
 /* vars.bpf.o: variables of four data sections, and two `static` ones
@@ -470,6 +541,7 @@ int main(void)
     test_vars();
     test_slots();
     test_struct_ops();
+    test_btf_for();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

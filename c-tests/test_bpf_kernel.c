@@ -6,8 +6,9 @@
  * wrote checked: the kernel address of each ksym as /proc/kallsyms gives
  * it, 0 for the weak missing one, the subprograms' and the callback's
  * results, the data-section values. Every alias must produce what its
- * target does. Where bpf() is not permitted the test says SKIP (a failure
- * with KSYM_REQUIRE_KERNEL=1).
+ * target does. The kernel's BTF features as the kernel table declares
+ * them, and an object's BTF rewritten for them. Where bpf() is not
+ * permitted the test says SKIP (a failure with KSYM_REQUIRE_KERNEL=1).
  */
 #define _GNU_SOURCE
 
@@ -71,6 +72,27 @@ static void test_aliases(uint64_t text)
         return;
     struct kl_loaded l;
     char why[4096];
+    size_t results, prog, second;
+    /* `prog` (and its aliases) calls bpf_loop (Linux 5.17): an older
+     * kernel's verifier refuses it (EINVAL); `second` still runs there. */
+    if (kernel_has("bpf_loop") == 0) {
+        int err = kl_prepare(o, NULL, NULL, &l, why, sizeof(why));
+        CHECK(err == 0);
+        CHECK(ksym_bpf_object_find_program(o, "prog", &prog) == 0);
+        CHECK(ksym_bpf_object_find_program(o, "second", &second) == 0);
+        CHECK(ksym_bpf_object_find_map(o, "results", &results) == 0);
+        int fd = err ? -1 : kl_load_prog(o, &l, prog, NULL);
+        CHECK(fd == -EINVAL);
+        uint64_t got[16];
+        CHECK(!err && kl_load_prog(o, &l, second, stdout) >= 0);
+        CHECK(!err && run_aliases_prog(&l, results, second, got) == 0 && got[7] == 2 + 0x1234 + 0xfeedbeef);
+        if (fd == -EINVAL)
+            NEED_SKIP("bpf_loop", "aliases.bpf.o: `prog` and its aliases call bpf_loop(), which this kernel's "
+                                  "verifier refuses (EINVAL); `second` ran");
+        kl_unload(&l);
+        ksym_bpf_object_free(o);
+        return;
+    }
     int err = kl_load(o, NULL, &l, stdout, why, sizeof(why));
     CHECK(err == 0);
     if (err) {
@@ -79,7 +101,6 @@ static void test_aliases(uint64_t text)
         ksym_bpf_object_free(o);
         return;
     }
-    size_t results, prog, second;
     CHECK(ksym_bpf_object_find_map(o, "results", &results) == 0);
     CHECK(ksym_bpf_object_find_program(o, "prog", &prog) == 0);
     CHECK(ksym_bpf_object_find_program(o, "second", &second) == 0);
@@ -404,26 +425,41 @@ static void test_struct_ops(void)
     CHECK(ksym_bpf_object_find_map(o, ".bss", &bss) == 0);
     CHECK(ksym_bpf_object_find_program(o, "ksym_test_1", &t1) == 0);
     CHECK(ksym_bpf_object_find_program(o, "ksym_test_2", &t2) == 0);
+    /* bpf_dummy_ops came with Linux 5.16: where the kernel's BTF lacks it,
+     * its programs cannot attach, and each says so (libbpf fails them at
+     * load); the congestion control is tested without them. */
+    int has_dummy = ksym_btf_find(kbtf, "bpf_dummy_ops", 4 /* BTF_KIND_STRUCT */, &bt) == 0;
     for (size_t i = 0; !err && i < l.nprogs; i++) {
+        if (!has_dummy && (i == t1 || i == t2)) {
+            struct ksym_bpf_attach at = { .sz = sizeof(at) };
+            CHECK(ksym_bpf_program_attach_info(o, i, &at) == KSYM_ERR_NOT_FOUND);
+            CHECK(at.error == KSYM_ERR_NOT_FOUND && at.error_message &&
+                  strstr(at.error_message, "no struct bpf_dummy_ops"));
+            continue;
+        }
         int fd = kl_load_prog(o, &l, i, stderr);
         CHECK(fd >= 0);
     }
-    if (err || l.prog_fds[t1] < 0 || l.prog_fds[t2] < 0) {
+    if (!has_dummy)
+        printf("  struct_ops: checked: this kernel has no bpf_dummy_ops (no struct bpf_dummy_ops in its BTF; "
+               "Linux 5.16 added it): ksym_test_1 and ksym_test_2 carry KSYM_ERR_NOT_FOUND\n");
+    if (err || (has_dummy && (l.prog_fds[t1] < 0 || l.prog_fds[t2] < 0))) {
         kl_unload(&l);
         ksym_bpf_object_free(o);
         ksym_btf_free(kbtf);
         return;
     }
-    uint32_t ret = 0;
-    /* test_1's state may be NULL; test_2's may not (the kernel checks):
-     * a struct bpf_dummy_ops_state { int val; }. */
-    int state = 0;
-    const uint64_t none[1] = { 0 }, five[5] = { kl_ptr(&state), 1000, 2, 3, 34 };
-    CHECK(dummy_run(l.prog_fds[t1], none, 1, &ret) == 0 && ret == 0x4b53594d);
-    CHECK(dummy_run(l.prog_fds[t2], five, 5, &ret) == 0 && ret == 1034);
-
-    /* bpf_dummy_ops cannot be registered: the kernel says so. */
-    CHECK(kl_attach_struct_ops(o, &l, dummy, why, sizeof(why)) == -EOPNOTSUPP);
+    if (has_dummy) {
+        uint32_t ret = 0;
+        /* test_1's state may be NULL; test_2's may not (the kernel checks):
+         * a struct bpf_dummy_ops_state { int val; }. */
+        int state = 0;
+        const uint64_t none[1] = { 0 }, five[5] = { kl_ptr(&state), 1000, 2, 3, 34 };
+        CHECK(dummy_run(l.prog_fds[t1], none, 1, &ret) == 0 && ret == 0x4b53594d);
+        CHECK(dummy_run(l.prog_fds[t2], five, 5, &ret) == 0 && ret == 1034);
+        /* bpf_dummy_ops cannot be registered: the kernel says so. */
+        CHECK(kl_attach_struct_ops(o, &l, dummy, why, sizeof(why)) == -EOPNOTSUPP);
+    }
     /* Not a struct_ops map. */
     CHECK(kl_attach_struct_ops(o, &l, bss, why, sizeof(why)) == -EINVAL);
 
@@ -463,6 +499,68 @@ static void test_struct_ops(void)
     ksym_btf_free(kbtf);
 }
 
+/* BPF_BTF_LOAD of `size` bytes at `btf`: 0, or the errno. */
+static int btf_load_errno(const void *btf, size_t size)
+{
+    struct kl_btf_load a;
+    memset(&a, 0, sizeof(a));
+    a.btf = kl_ptr(btf);
+    a.btf_size = (uint32_t)size;
+    long fd = kl_bpf(KL_BTF_LOAD, &a, sizeof(a));
+    if (fd < 0)
+        return errno;
+    close((int)fd);
+    return 0;
+}
+
+/* The kernel's BTF features as the kernel table declares them, and the
+ * BTF of an object compiled for newer kernels: refused as it is where
+ * the kernel lacks its kinds, loaded once rewritten for the probed
+ * features everywhere. */
+static void test_btf_features(void)
+{
+    uint32_t f = 0, again = 0;
+    CHECK(ksym_btf_probe_features(&f) == 0);
+    CHECK(ksym_btf_probe_features(&again) == 0 && again == f);
+    /* 5.10 and later: BTF, FUNC (5.0), global FUNC (5.6), DATASEC (5.2). */
+    uint32_t base = KSYM_BTF_FEAT_BTF | KSYM_BTF_FEAT_FUNC | KSYM_BTF_FEAT_GLOBAL_FUNC | KSYM_BTF_FEAT_DATASEC;
+    uint32_t kinds = KSYM_BTF_FEAT_FLOAT | KSYM_BTF_FEAT_DECL_TAG | KSYM_BTF_FEAT_TYPE_TAG | KSYM_BTF_FEAT_ENUM64;
+    CHECK((f & base) == base);
+    int has_kinds = kernel_has("btf_kinds"), has_qmark = kernel_has("btf_qmark");
+    if (has_kinds >= 0)
+        CHECK((f & kinds) == (has_kinds ? kinds : 0));
+    if (has_qmark >= 0)
+        CHECK(!!(f & KSYM_BTF_FEAT_QMARK_DATASEC) == has_qmark);
+    printf("BTF features probed: %#x (the kernel table: btf_kinds %d, btf_qmark %d)\n", f, has_kinds, has_qmark);
+    /* core_kern.bpf.o of the selftests corpus (clang 15, for 6.1): its BTF
+     * has a signed ENUM, which a kernel before 6.0 refuses. */
+    const char *data = getenv("KSYM_TESTDATA");
+    if (!data) {
+        NEED_SKIP("data", "KSYM_TESTDATA not set: no corpus object");
+        return;
+    }
+    char path[512];
+    snprintf(path, sizeof(path), "%s/bpf-selftests-6.1/core_kern.bpf.o", data);
+    struct ksym_bpf_object *o = ksym_bpf_object_open(path);
+    CHECK(o != NULL);
+    size_t full_size = 0, size = 0;
+    const void *full = ksym_bpf_object_btf(o, &full_size);
+    const void *ours = ksym_bpf_object_btf_for(o, f, &size);
+    CHECK(full && ours);
+    if (full && ours) {
+        CHECK(btf_load_errno(ours, size) == 0);
+        int e = btf_load_errno(full, full_size);
+        if (e) {
+            CHECK(e == EINVAL);
+            NEED_SKIP("btf_kinds", "BPF_BTF_LOAD refuses core_kern.bpf.o's BTF as compiled (%s); as "
+                                   "ksym_bpf_object_btf_for rewrites it, it loads",
+                      strerror(e));
+        }
+        CHECK(e != 0 || has_kinds != 0);
+    }
+    ksym_bpf_object_free(o);
+}
+
 int main(void)
 {
     objdir = getenv("KSYM_BPF_OBJECTS");
@@ -483,5 +581,6 @@ int main(void)
     test_many_aliases(text);
     test_slots();
     test_struct_ops();
+    test_btf_features();
     return finish("test_bpf_kernel");
 }

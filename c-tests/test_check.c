@@ -109,6 +109,44 @@ int main(void)
         fprintf(stderr, "skip log:\n%s", text);
     CHECK(!strcmp(text, "SKIP kernel ?: first\nSKIP data test_x: KSYM_TESTDATA not set\n"));
     remove(log);
+
+    /* The kernel table: a row by KSYM_KERNEL, a host row by its release
+     * pattern (uname -r), yes/no, -1 for an unknown column or no row. */
+    char table[64];
+    snprintf(table, sizeof(table), "%s/kernels.txt", dir);
+    struct utsname u;
+    CHECK(uname(&u) == 0);
+    f = fopen(table, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "# a comment\nname suite root release fentry cookies\n"
+                   "5.10 bullseye host 5.10.* yes no   # trailing\n"
+                   "\n"
+                   "other - - no-such-release* no no\n"
+                   "here - - %s no yes\n", u.release);
+        fclose(f);
+    }
+    char *old_table = saved("KSYM_KERNEL_TABLE"), *old_kernel = saved("KSYM_KERNEL");
+    char row[32] = "";
+    set("KSYM_KERNEL_TABLE", table);
+    set("KSYM_KERNEL", "5.10");
+    CHECK(kernel_has_row("fentry", row) == 1 && !strcmp(row, "5.10"));
+    CHECK(kernel_has("cookies") == 0);
+    CHECK(kernel_has("tracing_multi") == -1);
+    CHECK(kernel_has("suite") == -1);
+    set("KSYM_KERNEL", "7.3");
+    CHECK(kernel_has("fentry") == -1);
+    unsetenv("KSYM_KERNEL");
+    CHECK(kernel_has_row("cookies", row) == 1 && !strcmp(row, "here"));
+    CHECK(kernel_has("fentry") == 0);
+    /* Not a guest's row for the host, whatever its pattern. */
+    set("KSYM_KERNEL_TABLE", "/nonexistent/kernels.txt");
+    CHECK(kernel_has("fentry") == -1);
+    set("KSYM_KERNEL_TABLE", old_table);
+    set("KSYM_KERNEL", old_kernel);
+    free(old_table);
+    free(old_kernel);
+    remove(table);
     rmdir(dir);
 
     for (int i = 0; i < 5; i++) {

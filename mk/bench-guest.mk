@@ -9,6 +9,6 @@ BENCH_GUEST_ROUNDS  ?= 3
 
 .PHONY: bench-guest
 
-bench-guest: guest-prepare $(BUILD)/ksym
+bench-guest: guest-prepare-6.1 $(BUILD)/ksym
 	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) -- python3 bench/guest.py $(abspath $(BUILD)/ksym) \
 	    '$(BENCH_GUEST_PATTERN)' $(BENCH_GUEST_ROUNDS)

@@ -7,7 +7,7 @@
 #   make bench-bpftrace-fork    object size, time to attached/first event, peak RSS, in the guest
 #
 # `make test` builds the fork (its packages, then an incremental build:
-# about 4 minutes from scratch on 2 idle cores, seconds when nothing
+# its time from scratch is in docs/bpftrace-fork.md; seconds when nothing
 # changed) and runs the guest proof in test-guest's boot (GUEST_SCRIPTS).
 
 BPFTRACE_FORK := $(BUILD)/bpftrace-fork/bpftrace
@@ -18,13 +18,13 @@ bpftrace-fork:
 	@sh tools/deps.sh bpftrace-fork
 	sh bpftrace/build.sh $(BUILD)/bpftrace-fork
 
-test-bpftrace-fork: guest-prepare
+test-bpftrace-fork: guest-prepare-6.1
 	@test -x $(BPFTRACE_FORK) || { echo "no $(BPFTRACE_FORK): make bpftrace-fork" >&2; exit 1; }
 	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) -- sh bpftrace/tests/guest.sh
 
-bench-bpftrace-fork: guest-prepare
+bench-bpftrace-fork: guest-prepare-6.1
 	@test -x $(BPFTRACE_FORK) || { echo "no $(BPFTRACE_FORK): make bpftrace-fork" >&2; exit 1; }
 	$(GUEST_RUN) --timeout $(GUEST_TIMEOUT) -- python3 bench/bpftrace_fork.py $(BPFTRACE_FORK)
 
-GUEST_SCRIPTS += bpftrace/tests/guest.sh
+GUEST_SCRIPTS_6.1 += bpftrace/tests/guest.sh
 GUEST_DEPS += bpftrace-fork

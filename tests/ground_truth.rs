@@ -137,12 +137,17 @@ fn brute_symbolize(refs: &[RefSym], addr: u64) -> Option<(u64, Vec<u8>, Vec<u8>,
             )
         })
         .unwrap();
-    let region = |r: &RefSym| r.module.clone();
-    let next = refs
-        .iter()
-        .filter(|r| !is_abs(r.ty) && region(r) == region(pick) && r.addr > at)
-        .map(|r| r.addr)
-        .min();
+    // The next symbol of its module, but never past any module's next
+    // symbol (modules' text, data and rodata are separate allocations with
+    // other modules' between them from Linux 6.4).
+    let (mut own, mut any) = (None::<u64>, u64::MAX);
+    for r in refs.iter().filter(|r| !is_abs(r.ty) && r.addr > at) {
+        any = any.min(r.addr);
+        if r.module == pick.module {
+            own = Some(own.map_or(r.addr, |o| o.min(r.addr)));
+        }
+    }
+    let next = own.map(|o| o.min(any));
     match next {
         None if addr > at => None,
         None => Some((at, pick.name.clone(), pick.module.clone(), 0)),
@@ -248,4 +253,32 @@ fn live_proc_kallsyms() {
     let refs = reference(&text);
     let text_addr = refs.iter().find(|r| r.name == b"_text").unwrap().addr;
     assert_eq!(s.addr, text_addr);
+}
+
+/// The streaming reader (a file of unknown size, as /proc/kallsyms is:
+/// here a FIFO) indexes names while it parses, and marks the names seen
+/// more than once as it goes: every name and module`name answers as the
+/// reference says, as through the buffer's reader.
+#[test]
+fn streamed_names_of_a_real_kernel() {
+    let text = common::data("linux-6.12-cloud/kallsyms");
+    let dir = common::TempDir::new();
+    let fifo = dir.path().join("kallsyms");
+    common::mkfifo(&fifo);
+    let writer = {
+        let (fifo, text) = (fifo.clone(), text.clone());
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    let table = Table::open(&Options {
+        kallsyms_path: Some(fifo),
+        builtin_ranges_path: Some("".into()),
+        no_snapshot: true,
+        ..Default::default()
+    })
+    .unwrap();
+    writer.join().unwrap();
+    assert!(table.info().read_ns > 0);
+    let refs = reference(&text);
+    assert_eq!(table.len(), refs.len());
+    check_names(&table, &refs);
 }

@@ -70,6 +70,49 @@ fn ready(mods: &[&str]) -> Option<Vec<u8>> {
     common::live_kallsyms()
 }
 
+/// On a kernel the kernel table says has no module BTF (5.10): the kernel
+/// lists no module's BTF object (BPF_BTF_GET_NEXT_ID), and a lookup of a
+/// loaded module's function says the module has no BTF, why, and that
+/// kprobes still attach: checked, not on this kernel. `true` when the
+/// kernel has module BTF, and the caller goes on.
+fn module_btf_or_checked(query: &[u8]) -> bool {
+    if common::kernel_has(Need::ModuleBtf) != Some(false) {
+        return true;
+    }
+    // (5.10's BPF_OBJ_GET_INFO_BY_FD of a BTF object has no name and no
+    // kernel flag yet: then it lists none at all.)
+    let ids = kernel_btf_ids();
+    assert!(
+        ids.keys().all(|k| k == "vmlinux"),
+        "a kernel without module BTF lists BTF objects of modules: {ids:?}"
+    );
+    let sysfs: Vec<_> = std::fs::read_dir("/sys/kernel/btf")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        sysfs,
+        ["vmlinux"],
+        "/sys/kernel/btf of a kernel without module BTF"
+    );
+    let k = KernelBtf::open(&BtfOptions::default()).unwrap();
+    let e = k.find(query, KIND_FUNC).unwrap_err();
+    assert_eq!(e.code(), NOT_FOUND, "{e}");
+    assert!(
+        e.message().contains("is loaded but has no BTF") && e.message().contains("kprobe"),
+        "{e}"
+    );
+    skip_need(
+        Need::ModuleBtf,
+        &format!(
+            "no BTF object for any module, and {}: {e}",
+            String::from_utf8_lossy(query)
+        ),
+    );
+    false
+}
+
 /// Symbols of loadable modules in a kallsyms text (not the pseudo-modules
 /// `bpf`, `__builtin__*`, which come and go on their own).
 fn module_syms(text: &[u8]) -> Vec<RefSym> {
@@ -140,10 +183,21 @@ fn live_module_symbols_match_kallsyms() {
                 all[next]
             );
         }
-        // The address maps back to this module, at offset 0.
-        let (back, off) = t.symbolize(r.addr).unwrap();
-        assert_eq!((back.addr, off), (r.addr, 0));
-        assert_eq!(back.module, *r.module.as_slice(), "{:#x}", r.addr);
+        // The address maps back to this module, at offset 0; an absolute
+        // symbol (5.10's module per-CPU variables: `a`, a per-CPU offset)
+        // is found by name only, never by address.
+        if r.ty.eq_ignore_ascii_case(&b'a') {
+            assert!(
+                t.symbolize(r.addr)
+                    .map_or(true, |(s, _)| s.name != *r.name.as_slice()),
+                "{}: an absolute symbol answered an address",
+                String::from_utf8_lossy(&q)
+            );
+        } else {
+            let (back, off) = t.symbolize(r.addr).unwrap();
+            assert_eq!((back.addr, off), (r.addr, 0));
+            assert_eq!(back.module, *r.module.as_slice(), "{:#x}", r.addr);
+        }
         checked += 1;
     }
     // Functions of a module that follow each other: the size is the gap.
@@ -299,7 +353,7 @@ fn check_module_find(k: &KernelBtf, ids: &HashMap<String, u32>, m: &str, query: 
 #[test]
 fn live_module_btf_objects() {
     let _g = lock();
-    if ready(&["dummy", "veth", "bridge"]).is_none() {
+    if ready(&["dummy", "veth", "bridge"]).is_none() || !module_btf_or_checked(b"veth`veth_xmit") {
         return;
     }
     let k = KernelBtf::open(&BtfOptions::default()).unwrap();
@@ -332,7 +386,7 @@ fn live_module_btf_objects() {
 #[test]
 fn live_module_reload_under_open_btf() {
     let _g = lock();
-    if ready(&["dummy"]).is_none() {
+    if ready(&["dummy"]).is_none() || !module_btf_or_checked(b"dummy`dummy_xmit") {
         return;
     }
     let k = KernelBtf::open(&BtfOptions::default()).unwrap();

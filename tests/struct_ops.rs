@@ -227,4 +227,22 @@ fn struct_ops_of_a_struct_the_kernel_lacks() {
     // The other maps resolved regardless.
     let cc = o.find_map(b"ksym_cc").unwrap();
     assert_ne!(o.map(cc).unwrap().btf_vmlinux_value_type_id, 0);
+    // The map's programs cannot attach, and each says why (5.10 has no
+    // bpf_dummy_ops); the other struct_ops' programs are fine.
+    for name in [&b"ksym_test_1"[..], b"ksym_test_2"] {
+        let p = o.find_program(name).unwrap();
+        let a = o.attach_info(p).unwrap();
+        let e = a
+            .error
+            .expect("a program of the struct the kernel lacks has an error");
+        assert_eq!(e.code(), NOT_FOUND);
+        assert!(e.message().contains("bpf_dummy_ops"), "{e}");
+    }
+    let init = o.find_program(b"ksym_init").unwrap();
+    assert!(o.attach_info(init).unwrap().error.is_none());
+    // Against a kernel that has it, the error goes.
+    let full = Arc::new(Kernel61::new().open());
+    o.resolve_btf(&full).unwrap();
+    let t1 = o.find_program(b"ksym_test_1").unwrap();
+    assert!(o.attach_info(t1).unwrap().error.is_none());
 }

@@ -49,12 +49,18 @@ for g in $groups; do
             # the second kernel (make test-guest): qemu, the initramfs's
             # busybox, depmod/modprobe for the image's module order;
             pkgs="$pkgs qemu-system-x86 busybox-static kmod"
+            # the Debian 13 root (tools/root/build.sh) and the guests'
+            # kernels of other suites (tools/guest/apt.sh): debootstrap,
+            # the suites' keys (debian-archive-keyring), xz for .ko.xz;
+            pkgs="$pkgs debootstrap debian-archive-keyring xz-utils"
             # the real tools' test makes ext4 and xfs file systems in the
             # guest (c-tests/test_real_tools_kernel.c: ext4dist, xfsdist);
             pkgs="$pkgs xfsprogs e2fsprogs"
             # libksym-bcc's oracles: the real bcc library (libbcc_bpf.so.0)
-            # and unmodified bpftrace, which symbolizes through it;
-            pkgs="$pkgs libbpfcc bpftrace"
+            # and unmodified bpftrace, which symbolizes through it; bcc's
+            # Python module and tools (BPF.ksym, stackcount, trace, profile,
+            # offcputime), which reach it through the interposer;
+            pkgs="$pkgs libbpfcc bpftrace python3-bpfcc bpfcc-tools"
             ;;
         bench) pkgs="$pkgs libbpf-dev" ;;
         bpf) pkgs="$pkgs clang-19 llvm-19" ;;

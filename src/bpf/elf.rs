@@ -48,7 +48,7 @@ pub(super) fn format_err(e: object::read::Error) -> Error {
 }
 
 pub(super) fn cstring(b: &[u8]) -> CString {
-    CString::new(b.iter().copied().filter(|&c| c != 0).collect::<Vec<u8>>()).unwrap_or_default()
+    crate::base::bytes::c_string(b)
 }
 
 /// The header of a 64-bit little-endian `EM_BPF` relocatable object,

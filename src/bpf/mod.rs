@@ -52,6 +52,7 @@ mod struct_ops_types;
 mod tracepoints;
 mod vars;
 
+pub use crate::formats::btf::BtfFeatures;
 pub use attach::AttachInfo;
 pub use externs::{Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;

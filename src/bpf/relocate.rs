@@ -6,6 +6,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use super::attach::Failed;
 use super::core::{self, Cands};
 use super::externs;
 use super::kconfig_values::{self, KernelFacts};
@@ -85,10 +86,18 @@ impl Object {
             for p in &mut self.programs {
                 if let Some(o) = p.attach.struct_ops.as_deref_mut() {
                     o.kernel = None;
+                    p.attach.error = None;
                 }
             }
             for m in &mut self.maps {
                 if let Err(e) = struct_ops::resolve(m, local, kernel, &mut self.programs) {
+                    // Its programs have no kernel member to attach to
+                    // (libbpf fails them at load): each says why.
+                    if let Some(st) = m.struct_ops.as_deref() {
+                        for &(_, p) in &st.funcs {
+                            self.programs[p].attach.error = Some(Failed::new(e.clone()));
+                        }
+                    }
                     first.get_or_insert(e);
                 }
             }

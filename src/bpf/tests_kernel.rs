@@ -381,21 +381,10 @@ fn kconfig_values_and_layout_as_libbpf() {
         "CONFIG_HZ: the first setting, 0x100, wins"
     );
     assert_eq!(&v[12..16], &2u32.to_le_bytes(), "CONFIG_MOD=m: TRI_MODULE");
-    // LINUX_KERNEL_VERSION from `uname -r` (6.18.44-... -> 6 << 16 | 18 << 8 | 44).
-    let out = std::process::Command::new("uname")
-        .arg("-r")
-        .output()
-        .unwrap()
-        .stdout;
-    let rel = String::from_utf8(out).unwrap();
-    let n: Vec<u64> = rel
-        .trim()
-        .split(|c: char| !c.is_ascii_digit())
-        .take(3)
-        .map(|x| x.parse().unwrap())
-        .collect();
-    let want = (n[0] << 16) + (n[1] << 8) + n[2].min(255);
-    assert_eq!(&v[16..20], &(want as u32).to_le_bytes());
+    // LINUX_KERNEL_VERSION at its offset: the running kernel's, whose
+    // value live_kernel_version_as_libbpf_reads_it checks.
+    let running = running_kernel_facts(&k).0;
+    assert_eq!(&v[16..20], &(running as u32).to_le_bytes());
     assert_eq!(v[20], 1, "CONFIG_BPF=y as a bool");
     assert_eq!(v[21], b'y', "CONFIG_CHAR=y as a char");
     // The string truncated to 7 characters and a NUL, as libbpf.
@@ -440,6 +429,74 @@ fn kconfig_values_and_layout_as_libbpf() {
         "{e}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// LINUX_KERNEL_VERSION in an object's `.kconfig` map is what libbpf
+/// 1.7's `get_kernel_version` gives on this kernel, worked out here from
+/// the same sources by libbpf's rule: the third word of Ubuntu's
+/// /proc/version_signature (`%*s %*s %u.%u.%u`), else the version after
+/// " Debian " in `uname -v`, else `uname -r`'s first three numbers;
+/// KERNEL_VERSION(a, b, c) = a << 16 | b << 8 | min(c, 255). On Debian
+/// `uname -r` says 6.1.0-57-amd64 while the kernel is 6.1.192, so a test
+/// reading `uname -r` alone fails there. `live_`: the guests run it on
+/// Debian's kernels.
+#[test]
+fn live_kernel_version_as_libbpf_reads_it() {
+    fn three(s: &str) -> Option<u64> {
+        let mut n = [0u64; 3];
+        let mut rest = s.trim_start();
+        for (i, v) in n.iter_mut().enumerate() {
+            let len = rest.bytes().take_while(u8::is_ascii_digit).count();
+            *v = rest[..len].parse().ok()?;
+            rest = &rest[len..];
+            if i < 2 {
+                rest = rest.strip_prefix('.')?;
+            }
+        }
+        Some(n[0] << 16 | n[1] << 8 | n[2].min(255))
+    }
+    let uname = |flag: &str| {
+        let out = std::process::Command::new("uname")
+            .arg(flag)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "uname {flag}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ubuntu = std::fs::read_to_string("/proc/version_signature")
+        .ok()
+        .and_then(|sig| three(sig.split_whitespace().nth(2)?));
+    let version = uname("-v");
+    let debian = version
+        .find(" Debian ")
+        .and_then(|at| three(&version[at + " Debian ".len()..]));
+    let want = ubuntu
+        .or(debian)
+        .or_else(|| three(&uname("-r")))
+        .expect("no kernel version in uname -r");
+    // Through an object, as a loader gets it: kconfig.bpf.o's
+    // LINUX_KERNEL_VERSION is at offset 16 of its .kconfig map.
+    let dir = std::env::temp_dir().join(format!("ksym-kversion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("config");
+    std::fs::write(
+        &cfg,
+        "CONFIG_BPF=y\nCONFIG_MOD=m\nCONFIG_HZ=250\nCONFIG_CHAR=y\nCONFIG_LOCALVERSION=\"\"\n",
+    )
+    .unwrap();
+    let k = Arc::new(kernel(false).with_kconfig_path(cfg));
+    let mut o = open("kconfig.bpf.o");
+    o.resolve_btf(&k).unwrap();
+    let m = o.kconfig_map().unwrap();
+    let v = o.maps()[m].initial_value.clone().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let got = u32::from_le_bytes(v[16..20].try_into().unwrap());
+    assert_eq!(
+        got as u64,
+        want,
+        "LINUX_KERNEL_VERSION {got:#x}, libbpf's {want:#x} (uname -r {:?}, -v {version:?})",
+        uname("-r").trim()
+    );
 }
 
 /// The kernel of `ksym_exists.bpf.o`'s tests:

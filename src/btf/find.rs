@@ -103,6 +103,22 @@ impl KernelBtf {
                 }
             }
         }
+        // A loadable module in kallsyms with no BTF: the kernel has no
+        // module BTF (before Linux 5.11 or without
+        // CONFIG_DEBUG_INFO_BTF_MODULES), or this one was built without.
+        let loaded = self.symbols().is_ok_and(|t| {
+            t.modules()
+                .any(|i| i.kind == ModuleKind::Loadable && i.name.to_bytes() == m)
+        });
+        if loaded {
+            return Err(Error::not_found(format!(
+                "{what} `{q}`: module `{}` is loaded but has no BTF in {} ({}); a kprobe can still \
+                 attach to its functions",
+                String::from_utf8_lossy(m),
+                self.modules_dir_shown(),
+                self.why_no_module_btf()
+            )));
+        }
         let known: Vec<String> = self
             .modules
             .iter()
@@ -124,7 +140,7 @@ impl KernelBtf {
         )))
     }
 
-    fn modules_dir_shown(&self) -> String {
+    pub(super) fn modules_dir_shown(&self) -> String {
         self.modules
             .first()
             .and_then(|m| m.path.parent())
@@ -175,7 +191,51 @@ impl KernelBtf {
             BtfScope::Vmlinux => format!("in vmlinux's BTF ({})", self.vmlinux_path.display()),
             BtfScope::Module(m) => format!("in the BTF of module `{}`", String::from_utf8_lossy(m)),
         };
+        let wants_func = kind == 0 || kind == raw::KIND_FUNC;
         let kind = (kind != 0).then(|| kind_name(kind));
-        answer::btf_not_found(what, q, full, kind, &scope, &elsewhere)
+        let e = answer::btf_not_found(what, q, full, kind, &scope, &elsewhere);
+        match self.in_module_without_btf(q, full) {
+            Some(m) if wants_func && elsewhere.is_empty() => Error::with_kind(
+                e.kind(),
+                format!(
+                    "{}; /proc/kallsyms has it in module `{}`, loaded but without BTF ({}): a kprobe \
+                     can attach to it",
+                    e.message(),
+                    String::from_utf8_lossy(&m),
+                    self.why_no_module_btf()
+                ),
+            ),
+            _ => e,
+        }
+    }
+
+    /// The loaded module (no BTF object of its own) whose function
+    /// `full` is, by kallsyms, for an unqualified query.
+    fn in_module_without_btf(&self, q: &Query<'_>, full: &[u8]) -> Option<Vec<u8>> {
+        if !matches!(BtfScope::of(q), BtfScope::Any) {
+            return None;
+        }
+        let t = self.symbols().ok()?;
+        let all = t.lookup_all(full).ok()?;
+        all.iter()
+            .filter(|s| s.ty.eq_ignore_ascii_case(&b't'))
+            .map(|s| s.module.to_bytes())
+            .find(|m| {
+                *m != b"vmlinux"
+                    && self.module_object(m).is_none()
+                    && t.modules()
+                        .any(|i| i.kind == ModuleKind::Loadable && i.name.to_bytes() == *m)
+            })
+            .map(<[u8]>::to_vec)
+    }
+
+    /// Why a loaded module has no BTF: none has (the kernel has no module
+    /// BTF), or this one was built without.
+    pub(super) fn why_no_module_btf(&self) -> &'static str {
+        if self.object_count() <= 1 {
+            "this kernel has no module BTF at all: it needs CONFIG_DEBUG_INFO_BTF_MODULES, from Linux 5.11"
+        } else {
+            "the module was built without BTF"
+        }
     }
 }

@@ -328,6 +328,8 @@ impl KernelBtf {
         let mut out = Vec::new();
         let mut err = None;
         let mut refused = 0;
+        // Loaded modules whose functions matched but which have no BTF.
+        let mut no_btf: Vec<Vec<u8>> = Vec::new();
         table.for_each_match(pattern, |s| {
             let name = s.name.to_bytes();
             if !is_text(s.ty) || (!exact && is_artifact(name)) {
@@ -351,6 +353,9 @@ impl KernelBtf {
                 }
                 _ => {
                     let Some(obj) = obj else {
+                        if !no_btf.iter().any(|m| m == module) {
+                            no_btf.push(module.to_vec());
+                        }
                         return std::ops::ControlFlow::Continue(());
                     };
                     let blob = match self.object(obj) {
@@ -392,7 +397,27 @@ impl KernelBtf {
         self.note_refused(refused);
         match err {
             Some(e) => Err(e),
+            None if out.is_empty() && !no_btf.is_empty() => {
+                Err(self.modules_without_btf(pattern, &no_btf))
+            }
             None => Ok(out),
         }
+    }
+
+    /// A pattern whose functions are all in loaded modules without BTF.
+    fn modules_without_btf(&self, pattern: &[u8], mods: &[Vec<u8>]) -> Error {
+        let names: Vec<String> = mods
+            .iter()
+            .map(|m| format!("`{}`", String::from_utf8_lossy(m)))
+            .collect();
+        Error::not_found(format!(
+            "`{}`: its functions are in {} {}, loaded but without BTF in {} ({}); a kprobe can still \
+             attach to them",
+            String::from_utf8_lossy(pattern),
+            if names.len() == 1 { "module" } else { "modules" },
+            names.join(", "),
+            self.modules_dir_shown(),
+            self.why_no_module_btf()
+        ))
     }
 }

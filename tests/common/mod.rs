@@ -1,9 +1,11 @@
 //! Helpers shared by the integration tests: the bundled real kernel data.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use ksym::internals::btf::{KernelBtf, Options};
 
@@ -92,14 +94,30 @@ pub enum Need {
     Kernel,
     /// fentry/fexit programs load and attach.
     Fentry,
-    /// Loadable modules (insmod/rmmod, module BTF).
+    /// Loadable modules (insmod/rmmod).
     Modules,
+    /// BTF of modules in /sys/kernel/btf (5.11).
+    ModuleBtf,
+    /// A BPF cookie on fentry/fexit links (6.0).
+    Cookies,
+    /// bpf_get_func_ip() in fentry/fexit (5.15).
+    FuncIp,
     /// The kprobe PMU (perf_event_open of a kprobe).
     Kprobes,
+    /// kprobe_multi links (5.18 with CONFIG_FPROBE).
+    KprobeMulti,
     /// Data symbols in kallsyms (CONFIG_KALLSYMS_ALL: typed ksyms).
     KallsymsAll,
     /// tracefs' available_filter_functions readable.
     Tracefs,
+    /// struct_ops maps attached as links (BPF_F_LINK, 6.4).
+    StructOpsLink,
+    /// fentry.multi programs with one tracing_multi link (7.3).
+    TracingMulti,
+    /// The bpf_loop() helper (5.17).
+    BpfLoop,
+    /// VARs of per-CPU variables in vmlinux's BTF.
+    BtfPercpuVars,
 }
 
 impl Need {
@@ -108,9 +126,27 @@ impl Need {
             Need::Kernel => "kernel",
             Need::Fentry => "fentry",
             Need::Modules => "modules",
+            Need::ModuleBtf => "module_btf",
+            Need::Cookies => "cookies",
+            Need::FuncIp => "func_ip",
             Need::Kprobes => "kprobes",
+            Need::KprobeMulti => "kprobe_multi",
             Need::KallsymsAll => "kallsyms_all",
             Need::Tracefs => "tracefs",
+            Need::StructOpsLink => "struct_ops_link",
+            Need::TracingMulti => "tracing_multi",
+            Need::BpfLoop => "bpf_loop",
+            Need::BtfPercpuVars => "btf_percpu_vars",
+        }
+    }
+
+    /// The kernel table's column for this need (`None`: the table does
+    /// not declare it, as the kernel itself: root, bpf(), addresses).
+    pub fn column(self) -> Option<&'static str> {
+        match self {
+            Need::Kernel => None,
+            Need::Tracefs => Some("tracefs_lists"),
+            n => Some(n.name()),
         }
     }
 
@@ -130,13 +166,101 @@ impl Need {
     }
 }
 
+/// The kernel table (`tests/kernels.txt`): the row of the running kernel,
+/// as column name and yes/no. The row is `$KSYM_KERNEL`'s (the guests set
+/// it), else the host row whose release pattern matches `uname -r`;
+/// `None` on a machine the table does not describe.
+pub fn kernel_row() -> Option<&'static (String, HashMap<String, bool>)> {
+    static ROW: OnceLock<Option<(String, HashMap<String, bool>)>> = OnceLock::new();
+    ROW.get_or_init(|| {
+        let text = std::fs::read_to_string(repo().join("tests/kernels.txt"))
+            .expect("tests/kernels.txt: the kernel table");
+        let mut rows = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or(""))
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.split_whitespace().collect::<Vec<_>>());
+        let head = rows.next().expect("the kernel table's header");
+        let col = |name: &str| head.iter().position(|&h| h == name).unwrap();
+        let (suite, release) = (col("suite"), col("release"));
+        let want = std::env::var("KSYM_KERNEL").ok();
+        let uname = release_of_running_kernel();
+        let row = rows.find(|r| match &want {
+            Some(k) => r[0] == k,
+            None => r[suite] == "-" && fnmatch(r[release], &uname),
+        });
+        let row = match (row, &want) {
+            (Some(r), _) => r,
+            (None, Some(k)) => panic!("KSYM_KERNEL={k}: no such row in tests/kernels.txt"),
+            (None, None) => return None,
+        };
+        let has = head
+            .iter()
+            .zip(&row)
+            .filter(|(_, v)| **v == "yes" || **v == "no")
+            .map(|(h, v)| (h.to_string(), *v == "yes"))
+            .collect();
+        Some((row[0].to_string(), has))
+    })
+    .as_ref()
+}
+
+/// Does the running kernel have `need`, by the kernel table? `None` when
+/// the table has no row for it or does not declare that need.
+pub fn kernel_has(need: Need) -> Option<bool> {
+    let (_, row) = kernel_row()?;
+    row.get(need.column()?).copied()
+}
+
+fn release_of_running_kernel() -> String {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a valid utsname.
+    unsafe { libc::uname(&mut u) };
+    // SAFETY: release is NUL-terminated by uname.
+    unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn fnmatch(pattern: &str, s: &str) -> bool {
+    let p = std::ffi::CString::new(pattern).unwrap();
+    let s = std::ffi::CString::new(s).unwrap();
+    // SAFETY: both are NUL-terminated.
+    unsafe { libc::fnmatch(p.as_ptr(), s.as_ptr(), 0) == 0 }
+}
+
 /// A part of a test that needs the running kernel and cannot run here.
-/// When the environment requires that feature ([`Need::required`]) it is a
-/// failure; otherwise the one line `SKIP <need> <test>: <why>` goes to
-/// stderr and to `target/tmp/ksym-skipped`, which `make test` prints after
-/// the Rust tests, so that a skip is never silent.
+///
+/// Where the kernel table declares the need ([`kernel_has`]): a kernel
+/// that has it must not get here (a failure: the test could not use what
+/// the kernel has); a kernel that lacks it gets here as the table says,
+/// and the caller has checked what such a kernel does (its documented
+/// error or fallback): the line `checked: not on this kernel` says so, and
+/// the test goes on as passed.
+///
+/// Elsewhere (a machine the table does not describe, or the kernel itself:
+/// root, bpf(), addresses): when the environment requires that feature
+/// ([`Need::required`]) it is a failure; otherwise the one line
+/// `SKIP <need> <test>: <why>` goes to stderr and to
+/// `target/tmp/ksym-skipped`, which `make test` prints after the Rust
+/// tests, so that a skip is never silent.
 pub fn skip_need(need: Need, why: &str) {
     let test = std::thread::current().name().unwrap_or("?").to_string();
+    match (kernel_has(need), kernel_row()) {
+        (Some(true), Some((k, _))) => panic!(
+            "the kernel table says {k} has {}, but {test} could not use it: {why}",
+            need.name()
+        ),
+        (Some(false), Some((k, _))) => {
+            eprintln!(
+                "checked: not on this kernel ({k}): {} {test}: {why}",
+                need.name()
+            );
+            return;
+        }
+        _ => {}
+    }
     if need.required() {
         panic!(
             "KSYM_REQUIRE has {}, but {test} cannot run: {why}",
@@ -161,6 +285,18 @@ pub fn skip(why: &str) {
     skip_need(Need::Kernel, why)
 }
 
+/// Kernels before 5.11 charge BPF programs and maps to RLIMIT_MEMLOCK
+/// (64 KiB by default): a test that loads many raises it first, as every
+/// loader does there (libbpf, tools/bpf_loader.h).
+pub fn raise_memlock() {
+    let r = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: r is a valid rlimit; a failure leaves the limit as it was.
+    unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &r) };
+}
+
 /// Is this process root (snapshots are root's)? Otherwise a [`skip`] says
 /// what needed it.
 pub fn root(what: &str) -> bool {
@@ -177,15 +313,15 @@ pub fn root(what: &str) -> bool {
 /// /proc/kallsyms when this process can read real addresses; otherwise
 /// `None`, after reporting a [`skip`].
 pub fn live_kallsyms() -> Option<Vec<u8>> {
-    match std::fs::read("/proc/kallsyms") {
-        Ok(b)
-            if b.split(|&c| c == b'\n')
-                .take(50)
-                .any(|l| l.len() > 16 && l[..16].iter().any(|&c| c != b'0')) =>
-        {
-            Some(b)
-        }
-        Ok(_) => {
+    let path = Path::new("/proc/kallsyms");
+    // The library's one rule for "does this process see addresses".
+    match ksym::kallsyms_shows_addresses(path).and_then(|real| {
+        std::fs::read(path)
+            .map(|b| real.then_some(b))
+            .map_err(|e| ksym::Error::not_found(e.to_string()))
+    }) {
+        Ok(Some(b)) => Some(b),
+        Ok(None) => {
             skip("/proc/kallsyms hides addresses (kptr_restrict / CAP_SYSLOG)");
             None
         }

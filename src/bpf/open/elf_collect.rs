@@ -75,8 +75,11 @@ fn programs(elf: &Elf<'_>, c: &Collected<'_>) -> Result<Vec<Program>> {
         }
     }
     progs.sort();
-    let mut programs: Vec<Program> = Vec::new();
-    for &(sec, off, si) in &progs {
+    let mut programs: Vec<Program> = Vec::with_capacity(progs.len());
+    // The section's name and attach definition, made once per section and
+    // shared by its programs (hundreds of aliases may share one).
+    let mut shared: Option<(usize, std::sync::Arc<std::ffi::CStr>, Attach)> = None;
+    for (k, &(sec, off, si)) in progs.iter().enumerate() {
         let s = &syms[si];
         let n_insns = c.code[&sec].len();
         if off % 8 != 0 || off / 8 > n_insns as u64 {
@@ -87,20 +90,22 @@ fn programs(elf: &Elf<'_>, c: &Collected<'_>) -> Result<Vec<Program>> {
             )));
         }
         let start = (off / 8) as usize;
-        let alias_of = programs
-            .iter()
-            .position(|p| p.sec == sec && p.insn_off == start)
-            .unwrap_or(programs.len());
+        // Sorted by section and offset: an alias follows the program it
+        // aliases (or another alias of it).
+        let alias_of = match programs.last() {
+            Some(p) if p.sec == sec && p.insn_off == start => p.alias_of,
+            _ => programs.len(),
+        };
         let len = if s.size > 0 {
             (s.size / 8) as usize
         } else {
             // Up to the next function of the section, or its end.
-            progs
+            progs[k + 1..]
                 .iter()
-                .filter(|&&(s2, o2, _)| s2 == sec && o2 > off)
-                .map(|&(_, o2, _)| (o2 / 8) as usize)
-                .min()
-                .unwrap_or(n_insns)
+                .take_while(|&&(s2, _, _)| s2 == sec)
+                .map(|&(_, o2, _)| o2)
+                .find(|&o2| o2 > off)
+                .map_or(n_insns, |o2| (o2 / 8) as usize)
                 - start
         };
         if start + len > n_insns || len == 0 {
@@ -111,15 +116,24 @@ fn programs(elf: &Elf<'_>, c: &Collected<'_>) -> Result<Vec<Program>> {
                 String::from_utf8_lossy(secs[sec].name)
             )));
         }
+        let (section, attach) = match &shared {
+            Some((ss, name, attach)) if *ss == sec => (name.clone(), attach.clone()),
+            _ => {
+                let name: std::sync::Arc<std::ffi::CStr> = cstring(secs[sec].name).into();
+                let attach = Attach::of_section(secs[sec].name);
+                shared = Some((sec, name.clone(), attach.clone()));
+                (name, attach)
+            }
+        };
         programs.push(Program {
             name: cstring(s.name),
-            section: cstring(secs[sec].name).into(),
+            section,
             alias_of,
             insn_off: start,
             insn_cnt: len,
             layout: 0,
             sec,
-            attach: Attach::of_section(secs[sec].name),
+            attach,
             autoload: !secs[sec].name.starts_with(b"?"),
         });
     }
