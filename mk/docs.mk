@@ -4,11 +4,21 @@
 #   the bundled 6.12 kernel's kallsyms, its output checked;
 # - user docs (README.md, docs/, HACKING.md) carry no dates and no diary's
 #   words (a line that names `make test-docs`, the rule itself, aside);
+# - tests/docs.rs: every name of this project a page gives exists (files,
+#   make targets, the C API, the loader's kl_*, the Rust API, options,
+#   variables), and every measured figure is on one page only (also run
+#   by cargo test);
 # - the Rust API's docs build without a warning (every public item
 #   documented, no broken link; without the `internals` feature, which
 #   only the tests enable), and examples/lookup.rs prints what
 #   examples/lookup.c prints; examples/aliases.rs's programs share one
-#   copy per alias and load (where bpf() works).
+#   copy per alias and load (where bpf() works);
+# - examples/aliases.c, the C loader of docs/bpf-objects.md (bpf(2) and
+#   libksym, no libbpf), is built with -std=gnu11 -Wall -Wextra -Werror
+#   against the static library and run on the running kernel:
+#   examples/run-aliases.sh checks what its map counted against the forks
+#   and renames it drove (a skip where there is no root or kernel BTF, a
+#   failure under KSYM_REQUIRE=kernel).
 
 TEST_PARTS += test-docs
 
@@ -29,6 +39,7 @@ test-docs: $(BUILD)/libksym.a $(BUILD)/native-static-libs testdata
 	        | grep -v 'make test-docs'; then \
 	    echo "user docs carry no dates and no 'today' (the lines above)" >&2; exit 1; fi
 	@echo "docs: no dates, no 'today'"
+	$(CARGO) test -q --test docs
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p ksym -p ksym-capi
 	@# The Rust API names only types a user can name (rustdoc does not run
 	@# this lint; the compiler does, on the crate without internals).
@@ -54,3 +65,22 @@ test-docs: $(BUILD)/libksym.a $(BUILD)/native-static-libs testdata
 	        echo "examples/aliases.rs: $$loaded of $$progs programs loaded (KSYM_REQUIRE=$$KSYM_REQUIRE):"; echo "$$out"; exit 1;; esac; \
 	    mkdir -p target/tmp; echo "SKIP kernel examples/aliases.rs: $$loaded of $$progs programs loaded (no bpf() here?)" | tee -a target/tmp/ksym-skipped; \
 	else echo "Rust example aliases: $$progs programs, aliases sharing one copy, all loaded by the kernel"; fi
+	@$(MAKE) --no-print-directory $(BUILD)/example-aliases $(BUILD)/need
+	@mkdir -p target/tmp
+	@KSYM_SKIP_LOG=$(abspath target/tmp/ksym-skipped) KSYM_SKIP_TEST=test-docs \
+	    sh examples/run-aliases.sh $(BUILD)/example-aliases $(BUILD)/need
+
+# The C loader example, as a user builds it (gnu11: <linux/bpf.h>), and
+# the one skip helper the example's check uses here. In a guest, from the
+# project's directory: `sh examples/run-aliases.sh` (build/example-aliases
+# by default; no NEED there, so a kernel that cannot run it fails).
+$(BUILD)/example-aliases: examples/aliases.c include/ksym.h $(BUILD)/libksym.a $(BUILD)/native-static-libs
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -Iinclude -o $@ examples/aliases.c \
+	    $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs)
+
+$(BUILD)/need: tests/cli/need.c c-tests/check.h include/ksym.h
+	$(CC) $(CWARN) -Iinclude -o $@ tests/cli/need.c
+
+# The example loader in every guest kernel too (tp_btf: each has it).
+GUEST_DEPS    += $(BUILD)/example-aliases
+GUEST_SCRIPTS += examples/run-aliases.sh

@@ -2,12 +2,18 @@
  * A minimal BPF loader on top of libksym, without libbpf: what a C loader
  * does with a struct ksym_bpf_object. Used by the `ksym obj --load` and
  * `ksym trace` commands and by the kernel tests (c-tests/test_*_kernel.c).
+ * Internal to this project: not installed, no API promise (a loader of
+ * one's own starts from examples/aliases.c; docs/bpf-objects.md).
  *
- * Steps: kl_prepare (BTF, maps, externs, kernel BTF, relocation), then
- * kl_load_prog for each program wanted (its type, attach type and target
- * from ksym_bpf_program_attach_info), kl_fill_slots(KSYM_BPF_SLOT_PROGRAM)
- * for program arrays, kl_attach to attach it (kl_attach_struct_ops for a
- * struct_ops map); kl_load does the first three for every program.
+ * Steps: kl_prepare (the object's BTF loaded; untyped externs, then the
+ * kernel's BTF, resolved before the maps so that `.kconfig` has its
+ * values; each map created with its initial value, `.rodata` and
+ * `.kconfig` frozen, its fd given to the object; maps of maps' slots
+ * filled; relocation), then kl_load_prog for each program wanted (its
+ * type, attach type and target from ksym_bpf_program_attach_info),
+ * kl_fill_slots(KSYM_BPF_SLOT_PROGRAM) for program arrays, kl_attach to
+ * attach it (kl_attach_struct_ops for a struct_ops map); kl_load does the
+ * first three for every program.
  *
  * <linux/bpf.h> declares union bpf_attr with anonymous members, which
  * -std=c99 -pedantic refuses, so the few layouts used here are spelled out
@@ -26,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -393,17 +400,39 @@ static inline int kl_skips_map(const struct kl_prepare_opts *opts, const char *n
     return 0;
 }
 
+/* Kernels before 5.11 charge BPF maps and programs to RLIMIT_MEMLOCK
+ * (later ones to the memory cgroup): as libbpf does when the kernel lacks
+ * memcg accounting, raise it, here to the hard limit (unlimited for root),
+ * before the first map. A failure leaves the limit as it was: the kernel
+ * then says EPERM at BPF_MAP_CREATE, which names the map. */
+static inline void kl_raise_memlock(void)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_MEMLOCK, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+        struct rlimit want = { RLIM_INFINITY, RLIM_INFINITY };
+        if (setrlimit(RLIMIT_MEMLOCK, &want) != 0 && r.rlim_cur < r.rlim_max) {
+            r.rlim_cur = r.rlim_max;
+            (void)setrlimit(RLIMIT_MEMLOCK, &r);
+        }
+    }
+}
+
 static inline int kl_prepare_opts(struct ksym_bpf_object *obj, struct ksym_cache *cache, struct ksym_btf *btf,
                                   struct kl_loaded *l, char *why, size_t why_size,
                                   const struct kl_prepare_opts *opts)
 {
     static char log[1 << 16];
     size_t btf_size = 0;
-    const void *obj_btf = ksym_bpf_object_btf(obj, &btf_size);
+    /* The BTF this kernel takes, as libbpf rewrites it (without bpf() the
+     * features stay all, and BPF_BTF_LOAD below says why). */
+    uint32_t btf_feats = KSYM_BTF_FEAT_ALL;
+    ksym_btf_probe_features(&btf_feats);
+    const void *obj_btf = ksym_bpf_object_btf_for(obj, btf_feats, &btf_size);
     int err = 0;
 
     if (why_size)
         why[0] = 0;
+    kl_raise_memlock();
     memset(l, 0, sizeof(*l));
     l->btf_fd = -1;
     l->nmaps = ksym_bpf_object_map_count(obj);
@@ -619,7 +648,9 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
     a.fd_array = kl_ptr(fds); /* module BTF fds of kfunc calls, NULL if none */
     a.license = kl_ptr(ksym_bpf_object_license(obj));
     kl_object_name(a.prog_name, p.name);
-    if (l->btf_fd >= 0) {
+    uint32_t btf_feats = KSYM_BTF_FEAT_ALL;
+    ksym_btf_probe_features(&btf_feats); /* cached: no syscall */
+    if (l->btf_fd >= 0 && (btf_feats & KSYM_BTF_FEAT_FUNC)) {
         const void *fi = ksym_bpf_program_func_info(obj, i, &frs, &fcnt);
         const void *li = ksym_bpf_program_line_info(obj, i, &lrs, &lcnt);
         a.prog_btf_fd = (uint32_t)l->btf_fd;

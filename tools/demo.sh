@@ -6,7 +6,7 @@ KSYM=$1
 DATA=$2
 
 K=/proc/kallsyms
-if ! head -n 50 /proc/kallsyms 2>/dev/null | grep -qv '^0000000000000000 '; then
+if ! "$KSYM" addresses > /dev/null 2>&1; then
     K=$DATA/vm-6.18/kallsyms
     echo "note: /proc/kallsyms hides addresses from this user (kptr_restrict / CAP_SYSLOG);"
     echo "      showing the bundled snapshot of a 6.18 kernel instead: $K"

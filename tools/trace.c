@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 
+#include "trace.h"
+
 #include <ksym.h>
 #include "bpf_loader.h"
 #include "count_bpf.h"
@@ -57,16 +59,14 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
-              long top, int phases);
-
-/* `btf`: the kernel's BTF, opened (and freed) by the caller; NULL when that failed.
- * `phases`: print the seconds each phase took to stderr (expand, prepare:
- * relocation, maps and BTF; load: every BPF_PROG_LOAD, the verifier's time;
- * attach). */
-int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
-              long top, int phases)
+/* The phases (--phases): expand; prepare (relocation, maps and BTF);
+ * load (every BPF_PROG_LOAD, the verifier's time); attach. */
+int cmd_trace(struct ksym_btf *btf, const struct trace_opts *o)
 {
+    const char *pattern = o->pattern;
+    int tracepoints = o->tracepoints, phases = o->phases;
+    double interval = o->interval, duration = o->duration;
+    long top = o->top;
     double t_start = now_s(), t_expand = 0, t_prepare = 0, t_load = 0, t_attach = 0;
     const char *body = tracepoints ? "count_tp_btf" : "count_fentry";
     const char *kind = tracepoints ? "tp_btf" : "fentry";

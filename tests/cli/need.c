@@ -4,6 +4,7 @@
  * "SKIP FEATURE: WHY" and exits 0, or, when KSYM_REQUIRE lists FEATURE,
  * says so and exits 1.
  */
+#define _POSIX_C_SOURCE 200809L /* check.h's strtok_r */
 #include "../../c-tests/check.h"
 
 int main(int argc, char **argv)

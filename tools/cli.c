@@ -1,6 +1,7 @@
 /*
  * ksym: the command-line front end of libksym, and an example of its C API
- * (written against ksym.h only).
+ * (written against ksym.h only). `ksym trace` is trace.c, through trace.h;
+ * `obj --load` and `trace` load with the bundled loader, bpf_loader.h.
  *
  * One table, `commands` at the end of this file, holds every command's
  * name, arguments, help and handler, and `options` every option with the
@@ -16,6 +17,7 @@
 
 #include <ksym.h>
 #include "bpf_loader.h"
+#include "trace.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -44,9 +46,6 @@ struct options {
     int phases;
     int no_snapshot;
 };
-
-int cmd_trace(struct ksym_btf *btf, const char *pattern, int tracepoints, double interval, double duration,
-              long top, int phases);
 
 static int fail(const char *what)
 {
@@ -606,6 +605,25 @@ static int cmd_stat(struct ksym_table *t, int argc, char **argv)
     return 0;
 }
 
+/* Whether this process sees the kernel's addresses: exit 0 yes, 1 no, 2
+ * when the file cannot be read (ksym_kallsyms_shows_addresses). */
+static int cmd_addresses(const struct options *o, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *path = o->kallsyms ? o->kallsyms : "/proc/kallsyms";
+    int r = ksym_kallsyms_shows_addresses(path);
+    if (r < 0) {
+        fail("cannot judge the addresses");
+        return 2;
+    }
+    if (r)
+        printf("real: %s shows this process the kernel's addresses\n", path);
+    else
+        printf("hidden: %s shows this process every address as 0 (kernel.kptr_restrict, CAP_SYSLOG)\n", path);
+    return r ? 0 : 1;
+}
+
 static int cmd_version(const struct options *o, int argc, char **argv)
 {
     (void)o;
@@ -624,11 +642,16 @@ static int run_obj(const struct options *o, int argc, char **argv)
 static int run_trace(const struct options *o, int argc, char **argv)
 {
     (void)argc;
-    double interval = o->interval ? strtod(o->interval, NULL) : 1.0; /* checked when parsed */
-    double duration = o->duration ? strtod(o->duration, NULL) : 0.0;
-    long top = o->top ? strtol(o->top, NULL, 10) : 20;
+    struct trace_opts t = {
+        .pattern = argv[0],
+        .tracepoints = o->tracepoints,
+        .interval = o->interval ? strtod(o->interval, NULL) : 1.0, /* checked when parsed */
+        .duration = o->duration ? strtod(o->duration, NULL) : 0.0,
+        .top = o->top ? strtol(o->top, NULL, 10) : 20,
+        .phases = o->phases,
+    };
     struct ksym_btf *btf = open_btf(o);
-    int rc = cmd_trace(btf, argv[0], o->tracepoints, interval, duration, top, o->phases);
+    int rc = cmd_trace(btf, &t);
     ksym_btf_free(btf);
     return rc;
 }
@@ -691,6 +714,12 @@ static const struct command commands[] = {
       "prints [id] KIND module`name. Without queries: type and module counts, memory, and\n"
       "whether the boot's BTF snapshot was used.",
       cmd_btf, NULL },
+    { "addresses", "", 0, 0, "whether this process sees the kernel's addresses (exit 0) or zeros (exit 1)",
+      "Judged from the first lines of kallsyms (or --kallsyms), as libksym judges it before\n"
+      "keeping a snapshot: a restricted reader (kernel.kptr_restrict, no CAP_SYSLOG) sees every\n"
+      "address as 0; the first line alone cannot tell (x86-64 kernels print a per-CPU symbol at 0\n"
+      "first, for root too). Exit status 2 when the file cannot be read or is not kallsyms.",
+      cmd_addresses, NULL },
     { "version", "", 0, 0, "the library's version", NULL, cmd_version, NULL },
     { "help", "[COMMAND]", 0, 1, "this help, or one command's", NULL, cmd_help, NULL },
 };
@@ -711,7 +740,7 @@ struct option_def {
 
 #define TABLE_CMDS "lookup addr grep modules stat"
 static const struct option_def options[] = {
-    { "--kallsyms", "FILE", OPT_TEXT, TABLE_CMDS " resolve obj",
+    { "--kallsyms", "FILE", OPT_TEXT, TABLE_CMDS " resolve obj addresses",
       "kallsyms or kallmodsyms text instead of /proc/kallmodsyms or /proc/kallsyms",
       offsetof(struct options, kallsyms) },
     { "--ranges", "FILE", OPT_TEXT, TABLE_CMDS " resolve obj",
