@@ -2,7 +2,7 @@
 # libksym-bcc against a kernel with loadable modules and kprobes, in a qemu
 # guest, as root, with KSYM_REQUIRE=all (a skip is a failure), against the
 # bcc of the guest's root: Debian 12's (bcc 0.26, bpftrace 0.17: the 6.1
-# guest) or Debian 13's (bcc 0.31, bpftrace 0.23.2: the 6.12 guest). Only
+# guest) or Debian 13's (bcc 0.31, bpftrace 0.23.2: the 7.3 guest). Only
 # what needs such a kernel (TCG is slow; the bundled kernels' files are
 # compared on the host, bcc/tests/oracle.sh):
 # - the differential test on the live /proc/kallsyms (modules, BPF
