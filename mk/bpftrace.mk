@@ -4,12 +4,16 @@
 #
 #   make bpftrace-fork          unpack (once), patch, build in the root (incremental): $(BPFTRACE_FORK)
 #   make test-bpftrace-fork     the fork against Debian 13's bpftrace 0.23.2 in the 6.12 guest
+#                               (BPFTRACE_FORK_K=5.10: the 5.10 guest, in a chroot of the Debian 13 root)
 #   make bench-bpftrace-fork    object size, time to attached/first event, peak RSS, in the 6.12 guest
 #
 # `make test` builds the fork (GUEST_DEPS: the root, then an incremental
 # build; its time from scratch is in docs/bpftrace-fork.md, seconds when
 # nothing changed) and runs the guest proof in the 6.12 boot of test-guest
-# (GUEST_SCRIPTS_6.12), whose root is the Debian 13 root.
+# (GUEST_SCRIPTS_6.12), whose root is the Debian 13 root, and in the 5.10
+# boot (GUEST_SCRIPTS_5.10: no cookies, no func_ip), which runs this
+# machine's Debian 12: there the script chroots into build/root/debian13,
+# so that root must be built (the guest-prepare part builds it).
 
 BPFTRACE_FORK := $(BUILD)/bpftrace-fork/bpftrace
 
@@ -19,13 +23,15 @@ bpftrace-fork: root
 	@sh tools/deps.sh bpftrace-fork
 	sh bpftrace/build.sh $(BUILD)/bpftrace-fork
 
-test-bpftrace-fork: guest-prepare-6.12
+BPFTRACE_FORK_K ?= 6.12
+test-bpftrace-fork: guest-prepare-$(BPFTRACE_FORK_K) root
 	@test -x $(BPFTRACE_FORK) || { echo "no $(BPFTRACE_FORK): make bpftrace-fork" >&2; exit 1; }
-	$(GUEST_RUN) --kernel 6.12 --timeout $(GUEST_TIMEOUT) -- sh bpftrace/tests/guest.sh
+	$(GUEST_RUN) --kernel $(BPFTRACE_FORK_K) --timeout $(GUEST_TIMEOUT) -- sh bpftrace/tests/guest.sh
 
 bench-bpftrace-fork: guest-prepare-6.12
 	@test -x $(BPFTRACE_FORK) || { echo "no $(BPFTRACE_FORK): make bpftrace-fork" >&2; exit 1; }
 	$(GUEST_RUN) --kernel 6.12 --timeout $(GUEST_TIMEOUT) -- python3 bench/bpftrace_fork.py $(BPFTRACE_FORK)
 
 GUEST_SCRIPTS_6.12 += bpftrace/tests/guest.sh
+GUEST_SCRIPTS_5.10 += bpftrace/tests/guest.sh
 GUEST_DEPS += bpftrace-fork
