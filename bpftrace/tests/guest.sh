@@ -6,8 +6,8 @@
 # Debian 12: there the script runs in a chroot of the Debian 13 root.
 # Run from the project directory:
 #
-#   make test-bpftrace-fork    (or: make guest-shell K=6.12 CMD='sh bpftrace/tests/guest.sh';
-#                               K=5.10 for the 5.10 guest)
+#   make test-bpftrace-fork [BPFTRACE_FORK_K=5.10]
+#   (or: make guest-shell K=6.12 CMD='sh bpftrace/tests/guest.sh', K=5.10)
 #
 # Both binaries run the same scripts with the same workload; outputs are
 # compared after dropping only the "Attaching N probes..." line (compared
@@ -180,7 +180,7 @@ else
         grep -q "^@$m\[" "$tmp/main.deb.body" || bad "main: 0.23.2 printed no @$m (the workload did not fire it)"
     done
     if cmp -s "$tmp/main.fork.body" "$tmp/main.deb.body"; then
-        ok "main: identical output, $(grep -c '^@' "$tmp/main.deb.body") map entries (probe, func, args, retval, kstack)"
+        ok "main: identical output, $(grep -c '^@' "$tmp/main.deb.body") map entries (probe${f:+, func}, args, retval, kstack)"
     else
         bad "main: outputs differ: < fork, > 0.23.2"
         diff "$tmp/main.fork.body" "$tmp/main.deb.body" | head -n 40 | sed 's/^/  /'
