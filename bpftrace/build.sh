@@ -9,7 +9,8 @@
 #
 # BPFTRACE_SRC      the release tarball, or an unpacked tree (default:
 #                   ../shared/src/bpftrace-0.23.2.tar.gz beside the project,
-#                   whose sha256 is checked)
+#                   or beside the main checkout of a git worktree; its
+#                   sha256 is checked)
 # OUT/stage         libksym, `make install PREFIX=OUT/stage DESTDIR=` (built here)
 # OUT/pristine-0.23.2  the unpacked release, once
 # OUT/bpftrace-0.23.2  the patched tree; only files whose patched text changed
@@ -43,6 +44,11 @@ make -C "$top" --no-print-directory install PREFIX="$stage" DESTDIR= > "$out/lib
 
 if [ ! -d "$out/pristine-$ver" ]; then
     src_in=${BPFTRACE_SRC:-$(dirname "$top")/shared/src/bpftrace-$ver.tar.gz}
+    # A git worktree: beside the main checkout instead.
+    if [ -z "${BPFTRACE_SRC:-}" ] && [ ! -e "$src_in" ]; then
+        common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2> /dev/null || true)
+        [ -n "$common" ] && src_in=$(dirname "$(dirname "$common")")/shared/src/bpftrace-$ver.tar.gz
+    fi
     tmp=$out/.fetch
     rm -rf "$tmp" && mkdir -p "$tmp"
     if [ -d "$src_in" ]; then
