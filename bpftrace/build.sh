@@ -1,21 +1,26 @@
 #!/bin/sh
-# Builds the bpftrace fork: Debian's bpftrace 0.17 source, our patches
+# Builds the bpftrace fork: bpftrace 0.23.2's release source, our patches
 # (bpftrace/patches/*.patch, applied in order with patch -p1), linked with
-# libksym through `pkg-config ksym`.
+# libksym through `pkg-config ksym`, compiled inside the Debian 13 root
+# (tools/root/: LLVM 19, libbpf 1.5, bcc 0.31; the build dependencies are
+# in tools/root/debian13.packages).
 #
 #   sh bpftrace/build.sh [OUT]        (default build/bpftrace-fork; `make bpftrace-fork`)
 #
-# OUT/stage         libksym, `make install PREFIX=OUT/stage DESTDIR=`
-# OUT/pristine-0.17.0  `apt-get source bpftrace`, once (needs a deb-src entry:
-#                   sh tools/deps.sh bpftrace-fork)
-# OUT/bpftrace-0.17.0  the patched tree; only files whose patched text changed
+# BPFTRACE_SRC      the release tarball, or an unpacked tree (default:
+#                   ../shared/src/bpftrace-0.23.2.tar.gz beside the project,
+#                   or beside the main checkout of a git worktree; its
+#                   sha256 is checked)
+# OUT/stage         libksym, `make install PREFIX=OUT/stage DESTDIR=` (built here)
+# OUT/pristine-0.23.2  the unpacked release, once
+# OUT/bpftrace-0.23.2  the patched tree; only files whose patched text changed
 #                   are rewritten, so rebuilds are incremental
 # OUT/build         cmake's build directory, kept
-# OUT/bpftrace      the binary
+# OUT/bpftrace      the binary (it runs in the Debian 13 root: the 6.12 and
+#                   7.3 guests' root, or tools/root/run.sh here)
 #
 # JOBS (default 2) is make's -j. libksym is linked statically (libksym.a and
-# its Libs.private): the binary runs in the guest without LD_LIBRARY_PATH and
-# does not change when the stage is rebuilt.
+# its Libs.private); the rest (LLVM, libbpf, libbcc) is the root's.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,20 +30,40 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 stage=$out/stage
 jobs=${JOBS:-2}
-ver=0.17.0
+ver=0.23.2
+sha256=0d388b78885400e0d06b3de42cd23aa813d37754c6268b9038e283c728ba18ba
 
 say() { echo "bpftrace-fork: $*"; }
+die() { echo "bpftrace-fork: $*" >&2; exit 1; }
+
+case $out in "$top"/*) ;; *) die "OUT must be inside the project ($top): the root sees only the project" ;; esac
 
 say "libksym into $stage"
 make -C "$top" --no-print-directory install PREFIX="$stage" DESTDIR= > "$out/libksym-install.log" 2>&1 ||
     { tail -n 30 "$out/libksym-install.log" >&2; exit 1; }
 
 if [ ! -d "$out/pristine-$ver" ]; then
-    say "apt-get source bpftrace (Debian's $ver)"
+    src_in=${BPFTRACE_SRC:-$(dirname "$top")/shared/src/bpftrace-$ver.tar.gz}
+    # A git worktree: beside the main checkout instead.
+    if [ -z "${BPFTRACE_SRC:-}" ] && [ ! -e "$src_in" ]; then
+        common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2> /dev/null || true)
+        [ -n "$common" ] && src_in=$(dirname "$(dirname "$common")")/shared/src/bpftrace-$ver.tar.gz
+    fi
     tmp=$out/.fetch
     rm -rf "$tmp" && mkdir -p "$tmp"
-    (cd "$tmp" && apt-get source -q "bpftrace=$ver-1") > "$out/fetch.log" 2>&1 ||
-        { cat "$out/fetch.log" >&2; echo "no deb-src entry? sh tools/deps.sh bpftrace-fork" >&2; exit 1; }
+    if [ -d "$src_in" ]; then
+        say "copying $src_in"
+        cp -a "$src_in" "$tmp/bpftrace-$ver"
+    elif [ -f "$src_in" ]; then
+        if [ -z "${BPFTRACE_SRC:-}" ]; then
+            [ "$(sha256sum < "$src_in" | cut -c1-64)" = "$sha256" ] || die "$src_in: not bpftrace $ver's release (sha256)"
+        fi
+        say "unpacking $src_in"
+        tar -xzf "$src_in" -C "$tmp"
+    else
+        die "no bpftrace $ver source: set BPFTRACE_SRC to its release tarball or tree ($src_in is not there)"
+    fi
+    [ -f "$tmp/bpftrace-$ver/src/bpftrace.cpp" ] || die "$src_in: no bpftrace-$ver/src/bpftrace.cpp in it"
     mv "$tmp/bpftrace-$ver" "$out/pristine-$ver"
     rm -rf "$tmp"
 fi
@@ -49,10 +74,10 @@ apply=$out/.apply
 rm -rf "$apply"
 cp -a "$out/pristine-$ver" "$apply"
 for p in "$here"/patches/*.patch; do
-    patch -p1 -s -d "$apply" < "$p" || { echo "bpftrace-fork: $p does not apply" >&2; exit 1; }
+    patch -p1 -s -d "$apply" < "$p" || die "$p does not apply"
 done
+find "$apply" -name '*.orig' -delete
 [ -d "$src" ] || cp -a "$out/pristine-$ver" "$src"
-changed=0
 (cd "$apply" && find . -type f) | while read -r f; do
     if ! cmp -s "$apply/$f" "$src/$f"; then
         mkdir -p "$(dirname "$src/$f")"
@@ -63,17 +88,28 @@ done > "$out/changed.list"
 rm -rf "$apply"
 [ -s "$out/changed.list" ] && say "patched: $(tr '\n' ' ' < "$out/changed.list")"
 
-export PKG_CONFIG_PATH="$stage/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-pkg-config --exists ksym || { echo "bpftrace-fork: pkg-config finds no ksym in $stage" >&2; exit 1; }
-mkdir -p "$out/build"
-if [ ! -f "$out/build/CMakeCache.txt" ]; then
-    say "cmake"
-    (cd "$out/build" && cmake "$src" -DBUILD_TESTING=OFF -DUSE_SYSTEM_BPF_BCC=1 \
-        -DCMAKE_BUILD_TYPE=Release -DLLVM_REQUESTED_VERSION=14) > "$out/cmake.log" 2>&1 ||
-        { tail -n 30 "$out/cmake.log" >&2; exit 1; }
+[ -f "$stage/lib/pkgconfig/ksym.pc" ] || die "no ksym.pc in $stage"
+# A build directory of another source (the 0.17 fork's) is started over.
+if [ -f "$out/build/CMakeCache.txt" ] &&
+    ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$out/build/CMakeCache.txt"; then
+    say "build directory of another source: starting over"
+    rm -rf "$out/build"
 fi
-say "make -j$jobs bpftrace"
-make -C "$out/build" -j"$jobs" bpftrace > "$out/make.log" 2>&1 ||
-    { grep -B2 -A8 'error' "$out/make.log" | head -n 60 >&2; exit 1; }
+mkdir -p "$out/build"
+# In the root: cmake once, then make (incremental).
+cat > "$out/build/.root-build.sh" << EOF
+set -eu
+export PKG_CONFIG_PATH=$stage/lib/pkgconfig
+cd $out/build
+if [ ! -f CMakeCache.txt ]; then
+    echo "bpftrace-fork: cmake (in the Debian 13 root)"
+    cmake $src -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF > $out/cmake.log 2>&1 ||
+        { tail -n 30 $out/cmake.log >&2; exit 1; }
+fi
+echo "bpftrace-fork: make -j$jobs bpftrace (in the Debian 13 root)"
+make -j$jobs bpftrace > $out/make.log 2>&1 ||
+    { grep -B2 -A8 'error' $out/make.log | head -n 60 >&2; exit 1; }
+EOF
+(cd "$top" && sh tools/root/run.sh -- sh "$out/build/.root-build.sh")
 cp "$out/build/src/bpftrace" "$out/bpftrace.tmp" && mv "$out/bpftrace.tmp" "$out/bpftrace"
 say "built $out/bpftrace"

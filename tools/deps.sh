@@ -7,9 +7,9 @@
 #   test    everything `make test` needs (the default; `make test` runs this)
 #   bench   `make bench` (the comparison's libbpf and the relocation bench)
 #   bpf     `make bpf-objects` (clang and llvm-strip to rebuild the BPF objects)
-#   bpftrace-fork  `make bpftrace-fork`: a deb-src entry for the Debian suite
-#           of /etc/apt/sources.list.d/debian.sources, then `apt-get
-#           build-dep bpftrace` (Debian's bpftrace 0.17 build dependencies)
+#   bpftrace-fork  `make bpftrace-fork`: patch(1) and debootstrap on this
+#           machine (bpftrace 0.23.2's build dependencies are in the
+#           Debian 13 root, tools/root/debian13.packages)
 #
 # As root the missing Debian packages are installed with apt-get and the
 # missing rustup components with rustup; not root, the same through sudo when
@@ -64,8 +64,9 @@ for g in $groups; do
             ;;
         bench) pkgs="$pkgs libbpf-dev" ;;
         bpf) pkgs="$pkgs clang-19 llvm-19" ;;
-        # patch(1) applies bpftrace/patches; the rest is build-dep's (below).
-        bpftrace-fork) pkgs="$pkgs patch dpkg-dev" ;;
+        # patch(1) applies bpftrace/patches; the build runs in the Debian 13
+        # root (tools/root/build.sh: debootstrap).
+        bpftrace-fork) pkgs="$pkgs patch debootstrap debian-archive-keyring" ;;
     esac
 done
 components="clippy rustfmt"
@@ -92,36 +93,6 @@ else
     done
 fi
 missing_comp=${missing_comp# }
-
-# bpftrace-fork: the source and build dependencies of Debian's bpftrace,
-# through the ordinary client (idempotent: nothing done when present).
-case " $groups " in *" bpftrace-fork "*)
-    src_list=/etc/apt/sources.list.d/ksym-deb-src.sources
-    have_src=0
-    grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/ && have_src=1
-    need_dep=1
-    [ "$have_src" = 1 ] && apt-get -s build-dep bpftrace 2> /dev/null | grep -q '^0 upgraded, 0 newly installed' &&
-        need_dep=0
-    if [ "$have_src" = 0 ] || [ "$need_dep" = 1 ]; then
-        if [ "$check_only" = 1 ] || { [ "$(id -u)" != 0 ] && ! command -v sudo > /dev/null 2>&1; }; then
-            echo "missing for make (bpftrace-fork): a deb-src entry and/or bpftrace's build dependencies;" \
-                "install with: sh tools/deps.sh bpftrace-fork (as root)" >&2
-            exit 1
-        fi
-        sudo_f=""
-        [ "$(id -u)" = 0 ] || sudo_f=sudo
-        if [ "$have_src" = 0 ]; then
-            [ -f /etc/apt/sources.list.d/debian.sources ] ||
-                { echo "deps: no /etc/apt/sources.list.d/debian.sources to copy a deb-src entry from" >&2; exit 1; }
-            echo "deps: adding $src_list (deb-src of debian.sources' suites)"
-            sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | $sudo_f tee "$src_list" > /dev/null
-        fi
-        echo "deps: apt-get build-dep bpftrace"
-        $sudo_f apt-get -o DPkg::Lock::Timeout=600 update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo_f apt-get -o DPkg::Lock::Timeout=600 build-dep -y -qq bpftrace > /dev/null
-    fi
-    ;;
-esac
 
 [ -z "$missing$missing_comp" ] && exit 0
 

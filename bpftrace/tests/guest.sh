@@ -1,255 +1,264 @@
 #!/bin/sh
-# The bpftrace fork against Debian's bpftrace 0.17, in the qemu guest (6.1:
-# fentry, modules, tracefs). Run from the project directory:
+# The bpftrace fork against Debian 13's unmodified bpftrace 0.23.2
+# (/usr/bin/bpftrace, the oracle), in a qemu guest: 6.12, whose root is the
+# Debian 13 root (fentry, cookies, func_ip, module BTF, tracefs), and 5.10
+# (no cookies, no func_ip, no module BTF), whose boot runs this machine's
+# Debian 12: there the script runs in a chroot of the Debian 13 root.
+# Run from the project directory:
 #
-#   make test-bpftrace-fork        (or: make guest-shell CMD='sh bpftrace/tests/guest.sh')
+#   make test-bpftrace-fork [BPFTRACE_FORK_K=5.10]
+#   (or: make guest-shell K=6.12 CMD='sh bpftrace/tests/guest.sh', K=5.10)
 #
-# Each case runs the same script through both (the fork's libksym path and
-# 0.17's own), with `-c CMD` as the triggered workload, and checks:
-# - "Attaching N probes": the same N (libksym's expansion against 0.17's
-#   probe matcher, an independent implementation over the same BTF and
-#   tracefs);
-# - the same map keys (`@[probe]`: every function that fired, by name), and
-#   counts the workload guarantees (dd's COUNT reads and writes of one
-#   byte each are at least COUNT vfs_read/vfs_write calls);
-# - fork only: `@[probe, func]`, where `probe` is the link's BPF cookie and
-#   `func` the kernel's bpf_get_func_ip(): every pair must name the same
-#   function, so each probe fires on its own function;
-# - kaddr()/ksym() print the same (the fork through libksym's table), and
-#   kaddr is /proc/kallsyms' address; the fork's kaddr("module`name");
+# Both binaries run the same scripts with the same workload; outputs are
+# compared after dropping only the "Attaching N probes..." line (compared
+# on its own) and, in kstack, the frames in BPF code (the program and its
+# trampoline, whose addresses differ by construction). The workload (dd and readlink, filtered by comm) makes the
+# same system calls in every run, so counts are compared too. Checks:
+# - "Attaching N": the same N (the fork: libksym's expansion intersected
+#   with bpftrace's matcher; 0.23.2: one program per match);
+# - the kernel's list of functions with a trampoline attached
+#   (tracefs' enabled_functions, read by the workload while both run) is
+#   the same set;
+# - one script with several probes: `probe` and `func` (fentry, and
+#   kretfunc: `func` prints through bpftrace's kernel symbolizer, as
+#   ksym() does), `args.regs->dx` and `retval` (fexit), `args->regs->dx`
+#   (kfunc), `kstack` (fentry): identical map output;
+# - the fork only, against the kernel: every (probe, func) pair names one
+#   function (`probe` comes from the alias's own index, `func` from
+#   bpf_get_func_ip);
+# - --emit-elf: one program per wildcard in the fork's object, one per
+#   function in 0.23.2's;
+# - a module's functions (dummy, driven by `ip link`): the same keys;
 # - a wildcard matching nothing: the same message and exit status;
-# - fork only: a module unloaded between expansion and attach gives one
-#   warning per function of it, and the other probes attach.
+# - 5.10: `probe` without cookies or func_ip (the per-alias index), and
+#   `func` refused by both with the same error.
 # Exit 0 when every check passed.
 set -u
 
 fork=${BPFTRACE_FORK:-build/bpftrace-fork/bpftrace}
 deb=${BPFTRACE_DEB:-/usr/bin/bpftrace}
 count=200
-dd="/usr/bin/dd if=/dev/zero of=/dev/null bs=1 count=$count status=none"
 tmp=$(mktemp -d)
-# bpftrace -c splits its command on spaces: the dummy device's script is a file.
-echo 'ip link add ksymbt0 type dummy && ip link set ksymbt0 up && ip link del ksymbt0' > "$tmp/iplink.sh"
-iplink="/bin/sh $tmp/iplink.sh"
 fail=0
 checks=0
 
+ok() { echo "ok   $*"; checks=$((checks + 1)); }
+bad() { echo "FAIL $*"; fail=1; checks=$((checks + 1)); }
+
+modprobe dummy 2> /dev/null || true
+# A guest whose root is not the Debian 13 root (5.10 boots this machine's
+# Debian 12): the fork and its oracle need Debian 13's userland, so the
+# script runs again in a chroot of the project's Debian 13 root.
+v=$("$deb" --version 2>&1)
+case $v in *v0.23.2*) ;; *)
+    project=$(pwd -P)
+    r=$project/build/root/debian13
+    if [ -n "${KSYM_BPFTRACE_CHROOT:-}" ] || [ ! -x "$r/usr/bin/bpftrace" ]; then
+        echo "FAIL $deb is '$v', not bpftrace 0.23.2, and no Debian 13 root at $r (make root)"
+        exit 1
+    fi
+    echo "     ($deb is '$v': running in a chroot of $r)"
+    mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" && mount --rbind /dev "$r/dev" &&
+        mount -t tmpfs tmpfs "$r/tmp" && mkdir -p "$r$project" && mount --rbind "$project" "$r$project" ||
+        { echo "FAIL mounting into $r"; exit 1; }
+    exec chroot "$r" env KSYM_BPFTRACE_CHROOT=1 KSYM_KERNEL="${KSYM_KERNEL:-}" \
+        sh -c 'cd "$1" && exec sh bpftrace/tests/guest.sh' sh "$project"
+    ;;
+esac
 for t in "$fork" "$deb"; do
     [ -x "$t" ] || { echo "FAIL no $t (make bpftrace-fork)"; exit 1; }
 done
-modprobe dummy 2> /dev/null || true
+# What the kernel has (tests/kernels.txt; KSYM_KERNEL names the guest's row).
+has() { [ "$(sh tools/guest/kernels.sh get "${KSYM_KERNEL:-}" "$1" 2> /dev/null)" != no ]; }
+# A kernel without func_ip (5.10) runs only what depends on the kernel (the
+# per-alias index without cookies, func refused): 0.23.2 is slow there.
+full=1
+has func_ip || full=0
+tracing=/sys/kernel/tracing
+[ -r $tracing/enabled_functions ] || tracing=/sys/kernel/debug/tracing
 
-ok() { echo "ok   $*"; checks=$((checks + 1)); }
-bad() { echo "FAIL $*"; fail=1; checks=$((checks + 1)); }
+# bpftrace -c splits its command on spaces: the workloads are files.
+cat > "$tmp/work.sh" << EOF
+/usr/bin/dd if=/dev/zero of=/dev/null bs=1 count=$count status=none
+/usr/bin/readlink /proc/self/exe > /dev/null
+cat $tracing/enabled_functions > "\$1"
+EOF
+echo 'ip link add ksymbt0 type dummy && ip link set ksymbt0 up && ip link del ksymbt0' > "$tmp/iplink.sh"
 
 # run NAME TOOL PROG [CMD]: NAME.TOOL.out (stdout and stderr), NAME.TOOL.rc
 run() {
     name=$1 tool=$2 prog=$3 cmd=${4:-}
     bin=$fork
     [ "$tool" = deb ] && bin=$deb
+    t0=$(date +%s)
     if [ -n "$cmd" ]; then
-        eval "\"\$bin\" -c \"$cmd\" -e \"\$prog\"" > "$tmp/$name.$tool.out" 2>&1
+        "$bin" -c "$cmd" -e "$prog" > "$tmp/$name.$tool.out" 2>&1
     else
         "$bin" -e "$prog" > "$tmp/$name.$tool.out" 2>&1
     fi
     echo $? > "$tmp/$name.$tool.rc"
+    echo "     ($name: $tool ran $(($(date +%s) - t0)) s)"
 }
-
 attached() { sed -n 's/^Attaching \([0-9]*\) probes*\.\.\.$/\1/p' "$tmp/$1.$2.out"; }
-keys() { sed -n 's/^@\[\(.*\)\]: [0-9]*$/\1/p' "$tmp/$1.$2.out" | sort; }
-hits() { sed -n "s/^@\[$3\]: \([0-9]*\)$/\1/p" "$tmp/$1.$2.out"; }
-
+rc() { cat "$tmp/$1.$2.rc"; }
+# The output without "Attaching N", and a kstack without its frames in BPF
+# code: those above the probe's own function (the program and its
+# trampoline, printed as bpf_trampoline_ID or as whatever kallsyms symbol
+# precedes them, by whichever symbol cache was read when). Map entries
+# with equal values print in hash order: each entry is joined into one
+# line (kstack keys span several) and the entries sorted.
+body() {
+    grep -v -e '^Attaching [0-9]* probes*\.\.\.$' "$tmp/$1.$2.out" |
+        awk 'function flush() {
+                if (e == "") return
+                if (n > 1 && fn != "") {
+                    for (i = 2; i <= n && f[i] !~ "^ *" fn "\\+"; i++) ;
+                    if (i <= n) { e = f[1]; for (; i <= n; i++) e = e " | " f[i] }
+                }
+                print e; e = ""; n = 0
+            }
+            /^@/ { flush(); e = $0; n = 1; f[1] = $0
+                   fn = $0; sub(/^@[a-z]*\[[a-z]*:[^:]*:/, "", fn); sub(/,.*/, "", fn); next }
+            e != "" { e = e " | " $0; f[++n] = $0; next }
+            { print }
+            END { flush() }' | sort
+}
 show() {
     for tool in fork deb; do
-        echo "  --- $tool (exit $(cat "$tmp/$1.$tool.rc"))"
+        echo "  --- $tool (exit $(rc "$1" $tool))"
         head -n 40 "$tmp/$1.$tool.out" | sed 's/^/  /'
     done
 }
+# Functions with a trampoline (direct call) attached, from the kernel.
+tramps() { awk '/direct|tramp/ { print $1 }' "$1" | sort -u; }
 
-# compare NAME [KEY MIN]...: both ran, same N, same keys, KEY hit >= MIN in both.
-compare() {
-    name=$1
-    shift
-    nf=$(attached "$name" fork)
-    nd=$(attached "$name" deb)
-    if [ "$(cat "$tmp/$name.fork.rc")" != 0 ] || [ "$(cat "$tmp/$name.deb.rc")" != 0 ] || [ -z "$nf" ]; then
-        bad "$name: a run failed"
-        show "$name"
-        return
-    fi
-    if [ "$nf" = "$nd" ]; then ok "$name: both attach $nf probes"; else bad "$name: fork attaches $nf, 0.17 $nd"; fi
-    keys "$name" fork > "$tmp/$name.fork.keys"
-    keys "$name" deb > "$tmp/$name.deb.keys"
-    if cmp -s "$tmp/$name.fork.keys" "$tmp/$name.deb.keys" && [ -s "$tmp/$name.fork.keys" ]; then
-        ok "$name: the same $(wc -l < "$tmp/$name.fork.keys") functions fired"
+# pair_check NAME PREFIX MIN: in the fork's output, every PREFIXfn, func]
+# entry has fn = func: `probe` (the alias's own index) names the function
+# the kernel says fired (bpf_get_func_ip); at least MIN such entries.
+pair_check() {
+    pairs=$(sed -n "s/^$2\([^,]*\), \([^]]*\)\]: [0-9]*\$/\1 \2/p" "$tmp/$1.fork.out")
+    n=$(echo "$pairs" | grep -c .)
+    mism=$(echo "$pairs" | awk '$1 != $2' | head -n 5)
+    if [ "$n" -ge "$3" ] && [ -z "$mism" ]; then
+        ok "$1: $n (probe, func) pairs of $2, each probe named by the function the kernel says fired"
     else
-        bad "$name: functions fired differ (or none)"
-        diff "$tmp/$name.fork.keys" "$tmp/$name.deb.keys" | head -n 20 | sed 's/^/  /'
+        bad "$1: $n (probe, func) pairs of $2 (want >= $3); mismatched: $mism"
     fi
-    while [ $# -ge 2 ]; do
-        for tool in fork deb; do
-            h=$(hits "$name" $tool "$1")
-            if [ -n "$h" ] && [ "$h" -ge "$2" ]; then
-                ok "$name: $tool: @[$1] = $h >= $2"
-            else
-                bad "$name: $tool: @[$1] = '${h}', want >= $2"
-            fi
-        done
-        shift 2
-    done
 }
 
-# 1. vmlinux wildcard, kfunc
-p='kfunc:vmlinux:vfs_read* /pid == cpid/ { @[probe] = count(); }'
-run vfs_read fork "$p" "$dd"
-run vfs_read deb "$p" "$dd"
-compare vfs_read kfunc:vmlinux:vfs_read $count
+# 1. Several probes in one script, both spellings, wildcards only.
+# Without bpf_get_func_ip in fentry (5.10) both refuse `func` (case 4):
+# there `probe` alone is compared, 0.23.2's one program per function being
+# the oracle for which function fired.
+f=', func'
+has func_ip || f=''
+p='fentry:vmlinux:vfs_read* /comm == "dd" || comm == "readlink"/ { @r[probe'$f'] = count(); }
+kretfunc:vmlinux:vfs_write* /comm == "dd"/ { @w[probe'$f'] = count(); }
+fexit:vmlinux:__x64_sys_read* /comm == "dd" || comm == "readlink"/ { @a[probe, args.regs->dx, retval] = count(); }
+kfunc:vmlinux:__x64_sys_write* /comm == "dd"/ { @b[probe, args->regs->dx] = count(); }
+fentry:vmlinux:ksys_write* /comm == "dd"/ { @k[probe, kstack(4)] = count(); }'
+run main fork "$p" "/bin/sh $tmp/work.sh $tmp/main.fork.enabled"
+run main deb "$p" "/bin/sh $tmp/work.sh $tmp/main.deb.enabled"
+nf=$(attached main fork)
+nd=$(attached main deb)
+if [ "$(rc main fork)" != 0 ] || [ "$(rc main deb)" != 0 ] || [ -z "$nf" ]; then
+    bad "main: a run failed"
+    show main
+else
+    if [ "$nf" = "$nd" ]; then ok "main: both attach $nf probes"; else bad "main: the fork attaches $nf, 0.23.2 $nd"; fi
+    tramps "$tmp/main.fork.enabled" > "$tmp/main.fork.tramps"
+    tramps "$tmp/main.deb.enabled" > "$tmp/main.deb.tramps"
+    if [ -s "$tmp/main.fork.tramps" ] && cmp -s "$tmp/main.fork.tramps" "$tmp/main.deb.tramps"; then
+        ok "main: the kernel lists the same $(wc -l < "$tmp/main.fork.tramps") functions with a trampoline"
+    else
+        bad "main: functions with a trampoline differ (or none): < fork, > 0.23.2"
+        diff "$tmp/main.fork.tramps" "$tmp/main.deb.tramps" | head -n 20 | sed 's/^/  /'
+    fi
+    body main fork > "$tmp/main.fork.body"
+    body main deb > "$tmp/main.deb.body"
+    for m in r w a b k; do
+        grep -q "^@$m\[" "$tmp/main.deb.body" || bad "main: 0.23.2 printed no @$m (the workload did not fire it)"
+    done
+    if cmp -s "$tmp/main.fork.body" "$tmp/main.deb.body"; then
+        ok "main: identical output, $(grep -c '^@' "$tmp/main.deb.body") map entries (probe${f:+, func}, args, retval, kstack)"
+    else
+        bad "main: outputs differ: < fork, > 0.23.2"
+        diff "$tmp/main.fork.body" "$tmp/main.deb.body" | head -n 40 | sed 's/^/  /'
+    fi
+    if [ -n "$f" ]; then
+        pair_check main '@r\[fentry:vmlinux:' 2
+        pair_check main '@w\[fexit:vmlinux:' 1
+    elif grep -q '^@r\[fentry:vmlinux:vfs_readlink\]' "$tmp/main.fork.body"; then
+        ok "main: no func_ip: vfs_readlink, not the first of vfs_read*, counted under its own name (its per-alias index)"
+    else
+        bad "main: no func_ip: no @r[fentry:vmlinux:vfs_readlink] in the fork's output"
+    fi
+fi
 
-# 2. kretfunc
-p='kretfunc:vmlinux:vfs_write* /pid == cpid/ { @[probe] = count(); }'
-run vfs_write_ret fork "$p" "$dd"
-run vfs_write_ret deb "$p" "$dd"
-compare vfs_write_ret kretfunc:vmlinux:vfs_write $count
+# One body per wildcard: the fork's object has one program for each of the
+# script's 5 wildcards, 0.23.2's one per function (its "Attaching N").
+[ $full = 1 ] && {
+"$fork" --emit-elf "$tmp/main.fork.o" -e "$p" > /dev/null 2>&1
+"$deb" --emit-elf "$tmp/main.deb.o" -e "$p" > /dev/null 2>&1
+progs() { readelf -sW "$1" 2> /dev/null | awk '$4 == "FUNC" && $5 == "GLOBAL"' | grep -c .; }
+pf=$(progs "$tmp/main.fork.o")
+pd=$(progs "$tmp/main.deb.o")
+if [ "$pf" = 5 ] && [ -n "$nd" ] && [ "$pd" = "$nd" ]; then
+    ok "main: --emit-elf: the fork's object has $pf programs ($(wc -c < "$tmp/main.fork.o") bytes), 0.23.2's $pd ($(wc -c < "$tmp/main.deb.o") bytes)"
+else
+    bad "main: --emit-elf: the fork's object has '$pf' programs (want 5), 0.23.2's '$pd' (want its $nd)"
+fi
+}
 
-# 3. two attach points, one body
-p='kfunc:vmlinux:vfs_read,kfunc:vmlinux:vfs_write /pid == cpid/ { @[probe] = count(); }'
-run two fork "$p" "$dd"
-run two deb "$p" "$dd"
-compare two kfunc:vmlinux:vfs_read $count kfunc:vmlinux:vfs_write $count
-
-# 4. a module's functions (through the module's BTF object)
-if [ -d /sys/module/dummy ]; then
-    p='kfunc:dummy:* { @[probe] = count(); }'
-    run dummy fork "$p" "$iplink"
-    run dummy deb "$p" "$iplink"
-    compare dummy kfunc:dummy:dummy_setup 1
-    tf=$(grep -c ' \[dummy\]$' /sys/kernel/tracing/available_filter_functions 2> /dev/null)
-    echo "     (tracefs lists $tf functions of dummy)"
+# 2. A module's functions, through its BTF object.
+if ! has module_btf; then
+    echo "skip dummy: this kernel has no module BTF (fentry on a module's functions needs it)"
+elif [ -d /sys/module/dummy ]; then
+    p='fentry:dummy:* { @[probe] = count(); } kretfunc:dummy:* { @x[probe, func] = count(); }'
+    run dummy fork "$p" "/bin/sh $tmp/iplink.sh"
+    run dummy deb "$p" "/bin/sh $tmp/iplink.sh"
+    nf=$(attached dummy fork)
+    nd=$(attached dummy deb)
+    body dummy fork | sed 's/: [0-9]*$//' | sort > "$tmp/dummy.fork.keys"
+    body dummy deb | sed 's/: [0-9]*$//' | sort > "$tmp/dummy.deb.keys"
+    if [ "$(rc dummy fork)" = 0 ] && [ "$(rc dummy deb)" = 0 ] && [ -n "$nf" ] && [ "$nf" = "$nd" ] &&
+        grep -q '^@\[fentry:dummy:' "$tmp/dummy.deb.keys" && cmp -s "$tmp/dummy.fork.keys" "$tmp/dummy.deb.keys"; then
+        ok "dummy: both attach $nf probes, the same $(grep -c '^@' "$tmp/dummy.deb.keys") keys"
+        pair_check dummy '@x\[fexit:dummy:' 3
+    else
+        bad "dummy: attach $nf against $nd, or keys differ: < fork, > 0.23.2"
+        diff "$tmp/dummy.fork.keys" "$tmp/dummy.deb.keys" | head -n 20 | sed 's/^/  /'
+        show dummy
+    fi
 else
     bad "dummy: the module is not loaded (modprobe dummy)"
 fi
 
-# 5. each probe fires on its own function: probe (cookie) = func (func ip)
-pair_check() { # NAME PROVIDER:MODULE
-    out=$tmp/$1.fork.out
-    n=$(grep -c '^@\[' "$out")
-    mism=$(sed -n 's/^@\[\([^,]*\), \([^]]*\)\]: [0-9]*$/\1 \2/p' "$out" |
-        awk -v pre="$2:" '$1 != pre $2' | head -n 5)
-    if [ "$(cat "$tmp/$1.fork.rc")" = 0 ] && [ "$n" -ge "$3" ] && [ -z "$mism" ]; then
-        ok "$1: $n (probe, func) pairs, each probe named by its own function"
-    else
-        bad "$1: $n pairs (want >= $3); mismatched: $mism"
-        head -n 20 "$out" | sed 's/^/  /'
-    fi
-}
-p='kfunc:vmlinux:vfs_* /pid == cpid/ { @[probe, func] = count(); }'
-run pairs fork "$p" "$dd"
-pair_check pairs kfunc:vmlinux 2
-p='kretfunc:dummy:* { @[probe, func] = count(); }'
-run pairs_dummy fork "$p" "$iplink"
-pair_check pairs_dummy kretfunc:dummy 1
-
-# 6. kaddr and ksym (the fork: libksym's table; 0.17: /proc/kallsyms and
-# bcc's symbol cache): the same output for a vmlinux function, a module's
-# function's address, an address inside a function and one in no symbol;
-# kaddr equal to /proc/kallsyms' address (read here with awk); a module's
-# function by name, `name` and `module`name` (the fork only: 0.17 resolves
-# no module symbol by name); an unknown name (the same error).
-kallsyms_addr() { # NAME [MODULE]
-    if [ -n "${2:-}" ]; then
-        awk -v n="$1" -v m="[$2]" '$3 == n && $4 == m { print $1; exit }' /proc/kallsyms
-    else
-        awk -v n="$1" '$3 == n && NF == 3 { print $1; exit }' /proc/kallsyms
-    fi | sed 's/^0*//'
-}
-vr=$(kallsyms_addr vfs_read)
-ds=$(kallsyms_addr dummy_setup dummy)
-p='BEGIN { printf("%lx %s\n", kaddr("vfs_read"), ksym(kaddr("vfs_read"))); printf("%s\n", ksym(0x'$ds')); printf("%s %s\n", ksym(kaddr("vfs_read") + 5), ksym(0)); exit(); }'
-run kaddr fork "$p"
-run kaddr deb "$p"
-want="$vr vfs_read
-dummy_setup
-vfs_read 0"
-lf=$(grep -v '^Attaching' "$tmp/kaddr.fork.out")
-ld=$(grep -v '^Attaching' "$tmp/kaddr.deb.out")
-if [ "$lf" = "$ld" ] && [ "$lf" = "$want" ] && [ -n "$vr" ] && [ -n "$ds" ]; then
-    ok "kaddr/ksym: both print the same 3 lines, kallsyms' addresses ($vr, $ds)"
-else
-    bad "kaddr/ksym: fork '$lf', 0.17 '$ld', want '$want'"
-fi
-# A module's symbol by name: 0.17 cannot (its kallsyms reader splits on
-# spaces, and a module's line ends in "\t[dummy]"); the fork takes both
-# spellings.
-p='BEGIN { printf("%lx %s\n", kaddr("dummy_setup"), ksym(kaddr("dummy_setup"))); printf("%lx %s\n", kaddr("dummy`dummy_setup"), ksym(kaddr("dummy`dummy_setup"))); exit(); }'
-run kaddr_mod fork "$p"
-lf=$(grep -v '^Attaching' "$tmp/kaddr_mod.fork.out")
-if [ "$lf" = "$ds dummy_setup
-$ds dummy_setup" ]; then
-    ok "kaddr(\"dummy_setup\"), kaddr(\"dummy\`dummy_setup\"): $ds dummy_setup (kallsyms: $ds)"
-else
-    bad "kaddr of a module's function: fork '$lf', kallsyms $ds"
-fi
-p='BEGIN { printf("%lx\n", kaddr("ksym_no_such_symbol")); exit(); }'
-run kaddr_none fork "$p"
-run kaddr_none deb "$p"
-if cmp -s "$tmp/kaddr_none.fork.out" "$tmp/kaddr_none.deb.out" &&
-    cmp -s "$tmp/kaddr_none.fork.rc" "$tmp/kaddr_none.deb.rc" && [ "$(cat "$tmp/kaddr_none.deb.rc")" != 0 ]; then
-    ok "kaddr of an unknown name: the same error ($(head -n 1 "$tmp/kaddr_none.deb.out")), exit $(cat "$tmp/kaddr_none.deb.rc")"
-else
-    bad "kaddr of an unknown name: outputs differ"
-    show kaddr_none
-fi
-
-# 7. a wildcard matching nothing: 0.17's own message and status
-p='kfunc:vmlinux:ksym_no_such_function_* { @ = count(); }'
-run nothing fork "$p"
-run nothing deb "$p"
-if cmp -s "$tmp/nothing.fork.out" "$tmp/nothing.deb.out" &&
-    cmp -s "$tmp/nothing.fork.rc" "$tmp/nothing.deb.rc"; then
-    ok "no match: the same message ($(head -n 1 "$tmp/nothing.deb.out")), exit $(cat "$tmp/nothing.deb.rc")"
+# 3. A wildcard matching nothing: 0.23.2's own message and status.
+p='fentry:vmlinux:ksym_no_such_function_* { @ = count(); }'
+[ $full = 1 ] && run nothing fork "$p" && run nothing deb "$p"
+if [ $full = 0 ]; then
+    :
+elif cmp -s "$tmp/nothing.fork.out" "$tmp/nothing.deb.out" && [ "$(rc nothing fork)" = "$(rc nothing deb)" ]; then
+    ok "no match: the same message ($(head -n 1 "$tmp/nothing.deb.out")), exit $(rc nothing deb)"
 else
     bad "no match: outputs differ"
     show nothing
 fi
 
-# 8. A module unloaded between the expansion and the attach: the fork
-# expands dummy's functions and vfs_*, then stops itself
-# (BPFTRACE_KSYM_STOP_BEFORE_ATTACH: attaching 80 functions takes less than
-# a second here, too short a window to hit from outside); dummy is unloaded
-# and the fork continued. Each of dummy's functions gets its own warning,
-# the vfs_ probes attach and count dd's reads, and the run exits 0.
-if [ -d /sys/module/dummy ]; then
-    nd=$(attached dummy fork)
-    p='kfunc:dummy:* { @d[probe] = count(); } kfunc:vmlinux:vfs_* /pid == cpid/ { @[probe] = count(); }'
-    out=$tmp/gone.fork.out
-    BPFTRACE_KSYM_STOP_BEFORE_ATTACH=1 "$fork" -c "$dd" -e "$p" > "$out" 2>&1 &
-    bpid=$!
-    state=
-    i=0
-    while [ "$state" != T ] && [ $i -lt 600 ] && kill -0 $bpid 2> /dev/null; do
-        state=$(sed 's/^.*) \(.\).*$/\1/' /proc/$bpid/stat 2> /dev/null)
-        i=$((i + 1))
-        sleep 0.1
-    done
-    links=$(ls -l /proc/$bpid/fd 2> /dev/null | grep -c 'bpf_link')
-    rmmod dummy 2> "$tmp/rmmod.err"
-    rmmod_rc=$?
-    kill -CONT $bpid
-    wait $bpid
-    rc=$?
-    modprobe dummy 2> /dev/null || true
-    warned=$(grep -c '^WARNING: kfunc:dummy:.*skipping\.$' "$out")
-    fired=$(sed -n 's/^@\[kfunc:vmlinux:vfs_read\]: \([0-9]*\)$/\1/p' "$out")
-    dfired=$(grep -c '^@d\[' "$out")
-    if [ "$state" = T ] && [ "$links" = 0 ] && [ "$rmmod_rc" = 0 ] && [ "$rc" = 0 ] && [ -n "$nd" ] &&
-        [ "$warned" = "$nd" ] && [ "${fired:-0}" -ge $count ] && [ "$dfired" = 0 ]; then
-        ok "module gone before attach: $warned warnings, one per dummy function ($(grep -m1 '^WARNING: kfunc:dummy:' "$out")); vfs_read counted $fired"
+# 4. `func` where fentry has no bpf_get_func_ip (5.10): 0.23.2's error,
+# kept by the fork.
+if ! has func_ip; then
+    p='fentry:vmlinux:vfs_read* { @[func] = count(); }'
+    run func_ip fork "$p"
+    run func_ip deb "$p"
+    if cmp -s "$tmp/func_ip.fork.out" "$tmp/func_ip.deb.out" && [ "$(rc func_ip fork)" = "$(rc func_ip deb)" ] &&
+        [ "$(rc func_ip deb)" != 0 ]; then
+        ok "func without func_ip: the same error ($(grep -m1 ERROR "$tmp/func_ip.deb.out")), exit $(rc func_ip deb)"
     else
-        bad "module gone before attach: state '$state', $links links when stopped, rmmod $rmmod_rc ($(cat "$tmp/rmmod.err")), exit $rc, $warned warnings for $nd functions, vfs_read '$fired', $dfired dummy keys"
-        head -n 30 "$out" | sed 's/^/  /'
+        bad "func without func_ip: outputs differ"
+        show func_ip
     fi
-else
-    bad "module gone: dummy is not loaded"
 fi
 
 rm -rf "$tmp"
