@@ -8,9 +8,10 @@
 #   sh bpftrace/build.sh [OUT]        (default build/bpftrace-fork; `make bpftrace-fork`)
 #
 # BPFTRACE_SRC      the release tarball, or an unpacked tree (default:
-#                   ../shared/src/bpftrace-0.23.2.tar.gz beside the project,
-#                   or beside the main checkout of a git worktree; its
-#                   sha256 is checked)
+#                   bpftrace/src/bpftrace-0.23.2.tar.gz, upstream's release
+#                   tarball kept in the repository because no package
+#                   source this machine reaches carries it; its sha256 is
+#                   checked)
 # OUT/stage         libksym, `make install PREFIX=OUT/stage DESTDIR=` (built here)
 # OUT/pristine-0.23.2  the unpacked release, once
 # OUT/bpftrace-0.23.2  the patched tree; only files whose patched text changed
@@ -43,12 +44,7 @@ make -C "$top" --no-print-directory install PREFIX="$stage" DESTDIR= > "$out/lib
     { tail -n 30 "$out/libksym-install.log" >&2; exit 1; }
 
 if [ ! -d "$out/pristine-$ver" ]; then
-    src_in=${BPFTRACE_SRC:-$(dirname "$top")/shared/src/bpftrace-$ver.tar.gz}
-    # A git worktree: beside the main checkout instead.
-    if [ -z "${BPFTRACE_SRC:-}" ] && [ ! -e "$src_in" ]; then
-        common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2> /dev/null || true)
-        [ -n "$common" ] && src_in=$(dirname "$(dirname "$common")")/shared/src/bpftrace-$ver.tar.gz
-    fi
+    src_in=${BPFTRACE_SRC:-$here/src/bpftrace-$ver.tar.gz}
     tmp=$out/.fetch
     rm -rf "$tmp" && mkdir -p "$tmp"
     if [ -d "$src_in" ]; then
