@@ -102,7 +102,7 @@ int main(int argc, char **argv)
            "target");
     int rc = 0;
     for (int i = 1; i < argc; i++) {
-        double a[RUNS], b[RUNS], c[RUNS], rb[RUNS], rc[RUNS];
+        double a[RUNS], b[RUNS], c[RUNS], rb[RUNS], rw[RUNS];
         for (int r = -2; r < RUNS; r++) {
             double t0 = now();
             int e1 = libbpf_once(argv[i]);
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
             }
             if (r >= 0) {
                 a[r] = t1 - t0, b[r] = t2 - t1, c[r] = t3 - t2;
-                rb[r] = b[r] / a[r], rc[r] = c[r] / a[r];
+                rb[r] = b[r] / a[r], rw[r] = c[r] / a[r];
             }
         }
         if (rc)
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
         const char *base = strrchr(argv[i], '/');
         double ma = median(a), mb = median(b), mc = median(c), r = median(rb);
         printf("%-24s %9.2f ms %9.2f ms %9.2f ms %8.3fx %8.3fx  <= 0.50 x libbpf: %s\n", base ? base + 1 : argv[i],
-               ma * 1e3, mb * 1e3, mc * 1e3, r, median(rc), r <= 0.5 ? "met" : "MISSED");
+               ma * 1e3, mb * 1e3, mc * 1e3, r, median(rw), r <= 0.5 ? "met" : "MISSED");
     }
     ksym_btf_free(btf);
     ksym_cache_free(cache);

@@ -131,6 +131,10 @@ fn snapshot_rows(live: &Path, rows: &mut Vec<Row>, buf: &mut [u8]) {
         (Guard(t), st.flags)
     };
     let (_, flags) = open();
+    // Its snapshot may still be being written by the library's thread:
+    // finished before the loop removes the files, or the loop's first open
+    // would wait for it and then load it instead of writing one.
+    ksym::internals::table::wait_for_snapshot_writers();
     if flags & (KSYM_STATS_SNAPSHOT | KSYM_STATS_SNAPSHOT_WRITTEN) == 0 {
         rows.push(row(
             "table snapshot: not possible here (needs root and real addresses)",
