@@ -121,6 +121,11 @@ check-header:
 	@diff -u include/ksym.h $(BUILD)/ksym.h.generated \
 	    || { echo "include/ksym.h is not what cbindgen generates from capi/src/ffi: run 'make header'" >&2; exit 1; }
 	@echo "include/ksym.h matches the source"
+	@# make bench's C tools against the header (make test runs no bench:
+	@# without this they break unseen), compiled, not linked.
+	@for f in tools/relo_bench.c tools/libbpf_compare.c bcc/bench/bench.c; do \
+	    $(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -fsyntax-only $$f || { echo "$$f does not compile (make bench)" >&2; exit 1; }; done
+	@echo "make bench's C tools compile"
 
 install: lib $(BUILD)/ksym $(BUILD)/native-static-libs
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR)
