@@ -236,19 +236,28 @@ impl Dir {
     }
 
     /// Puts a finished temporary file in place of `path` (atomically: a
-    /// reader sees the old file or the new one). An unnamed file gets a
-    /// temporary name first (`linkat` through /proc/self/fd), then is
-    /// renamed.
+    /// reader sees the old file or the new one). An unnamed file is linked
+    /// at `path` itself when no file has that name (`linkat` through
+    /// /proc/self/fd: a process that dies at any point leaves either
+    /// nothing or the whole file); over an existing file it gets a
+    /// temporary name first, then is renamed.
     pub fn commit(&self, t: Temp, path: &Path) -> std::io::Result<()> {
+        let cpath = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        };
         let named = match t.path {
             Some(p) => p,
             None => {
                 use std::os::fd::AsRawFd;
-                let name = self.temp_name("link");
                 let fd = format!("/proc/self/fd/{}\0", t.file.as_raw_fd());
-                let to = std::ffi::CString::new(name.as_os_str().as_encoded_bytes())
-                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-                super::sys::link_fd_path(fd.as_bytes(), &to)?;
+                match super::sys::link_fd_path(fd.as_bytes(), &cpath(path)?) {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(e),
+                }
+                let name = self.temp_name("link");
+                super::sys::link_fd_path(fd.as_bytes(), &cpath(&name)?)?;
                 name
             }
         };
