@@ -34,6 +34,24 @@ static int checks, failures, skips;
  * a run that says what the machine must have is a full run, where a
  * missing data set is a broken setup. The Rust tests read the same
  * variable (tests/common: Need). */
+/* Writes TEXT to DIR/NAME (exit 2 when it cannot) and returns the path,
+ * which stays valid for the next 15 calls. */
+static inline const char *check_write_file(const char *dir, const char *name, const char *text)
+{
+    static char paths[16][192];
+    static int n;
+    char *p = paths[n++ % 16];
+    snprintf(p, sizeof(paths[0]), "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f) {
+        perror(p);
+        exit(2);
+    }
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
 static inline int need_blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';

@@ -18,18 +18,7 @@ static char dir[64];
 
 static const char *write_file(const char *name, const char *text)
 {
-    static char paths[8][128];
-    static int n;
-    char *p = paths[n++ % 8];
-    snprintf(p, 128, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f) {
-        perror(p);
-        exit(2);
-    }
-    fputs(text, f);
-    fclose(f);
-    return p;
+    return check_write_file(dir, name, text);
 }
 
 static void test_addresses(void)

@@ -15,18 +15,7 @@ static char dir[64];
 
 static const char *write_file(const char *name, const char *text)
 {
-    static char paths[16][128];
-    static int n;
-    char *p = paths[n++ % 16];
-    snprintf(p, 128, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f) {
-        perror(p);
-        exit(2);
-    }
-    fputs(text, f);
-    fclose(f);
-    return p;
+    return check_write_file(dir, name, text);
 }
 
 static const char FIXTURE[] = "0000000000000000 A fixed_percpu_data\n"
