@@ -87,7 +87,7 @@ $(BUILD)/ksym.pc: pkgconfig/ksym.pc.in $(BUILD)/native-static-libs Cargo.toml
 
 # The CLI links libksym statically: it runs from anywhere, installed or not.
 # `ksym trace` carries its counting program (tools/bpf/count.bpf.o) inside.
-$(BUILD)/ksym: tools/cli.c tools/trace.c tools/trace.h tools/bpf_loader.h include/ksym.h $(BUILD)/count_bpf.h \
+$(BUILD)/ksym: tools/cli.c tools/trace.c tools/trace.h tools/bpf_loader.h tools/bpf_multi.h include/ksym.h $(BUILD)/count_bpf.h \
                $(BUILD)/libksym.a $(BUILD)/native-static-libs
 	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ tools/cli.c tools/trace.c $(BUILD)/libksym.a \
 	    $$(cat $(BUILD)/native-static-libs)

@@ -2123,6 +2123,205 @@ int ksym_bpf_program_expand(struct ksym_bpf_object *obj,
                             struct ksym_btf *btf);
 
 /* ===========================================================================
+ * The kernel's multi-attach (Linux 7.3): one program on many kernel
+ * functions through `tracing_multi` links, and which way the running
+ * kernel attaches one body to many functions (ksym_bpf_program_way:
+ * multi links, or aliases from ksym_bpf_program_expand). A loader lists
+ * the functions with ksym_bpf_program_multi_attach, then for each link
+ * (one per BTF object) loads the program with the link's
+ * attach_btf_obj_fd and creates a BPF_LINK_CREATE link with its attach
+ * type, ids, cookies and count (docs/btf-and-attach.md).
+ * ======================================================================== */
+
+/**
+ * ksym_bpf_attach.flags: a multi program (`fentry.multi`, `fexit.multi`,
+ * `fsession.multi` and their `.s` forms, or a `fentry`/`fexit`/
+ * `fsession` program given functions with
+ * ksym_bpf_program_multi_attach): it loads with no attach target
+ * (attach_btf_id 0; the kernel gives it its `bpf_multi_func` prototype)
+ * and attaches through `tracing_multi` links (ksym_bpf_program_multi_link).
+ */
+#define KSYM_ATTACH_MULTI 32
+
+/**
+ * ksym_bpf_program_way: one program, one `tracing_multi` link per BTF
+ * object (the kernel loads a multi program of this kind: Linux 7.3).
+ */
+#define KSYM_WAY_MULTI 1
+
+/**
+ * ksym_bpf_program_way: the body loaded once per function from its one
+ * relocated copy, one link each (aliases: ksym_bpf_program_expand).
+ */
+#define KSYM_WAY_ALIASES 2
+
+/**
+ * Which way the running kernel attaches program `prog`'s one body to
+ * many functions, probed as libbpf probes a feature (a two-instruction
+ * program is loaded), never by version: KSYM_WAY_MULTI when it loads a
+ * multi program of the program's kind (a `.multi` section, or the multi
+ * form of `fentry`, `fexit`, `fsession`); else KSYM_WAY_ALIASES for a
+ * `fentry`, `fexit` or `fsession` program when it loads one on a kernel
+ * function of `btf` (NULL: the running kernel's). KSYM_ERR_UNSUPPORTED
+ * when neither, with the errno of each probe in the message: a `.multi`
+ * section on a kernel without multi links (every kernel before 7.3), a
+ * kernel that refuses trampolines, a section with no multi form
+ * (kprobe, lsm, ...). KSYM_ERR_NOT_FOUND for no such program. Whether
+ * the verifier takes a plain body with the multi prototype (no typed
+ * arguments: `bpf_multi_func` has none) is the load's answer: load it as
+ * multi, and on refusal expand it into aliases.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle; `btf` is NULL or a live `ksym_btf`
+ * handle.
+ */
+int ksym_bpf_program_way(const struct ksym_bpf_object *obj, size_t prog, struct ksym_btf *btf);
+
+/**
+ * Lists the kernel functions program `prog` attaches to through
+ * `tracing_multi` links: those `pattern` matches ("glob" or
+ * "modglob`glob", libbpf's "module:glob" too; NULL: the section's,
+ * `fentry.multi/<glob>`), chosen as ksym_bpf_program_expand chooses
+ * fentry targets: text symbols of kallsyms with a BTF FUNC, listed by
+ * tracefs' available_filter_functions where it can be read, whose
+ * prototype the trampoline takes, no compiler artifact. So `__init` and
+ * notrace functions, which libbpf's glob takes from BTF and the kernel
+ * refuses (failing the whole link with ENOENT), are left out. A
+ * `fentry`, `fexit` or `fsession` program becomes a multi program
+ * (KSYM_ATTACH_MULTI; its target goes). Returns how many links, one per
+ * BTF object (vmlinux first, then each module): the kernel reads a
+ * link's BTF ids in the object the program was loaded with, so each is
+ * one load and one link. 0, with nothing changed, when nothing matches.
+ * KSYM_ERR_UNSUPPORTED for a program with no multi form;
+ * KSYM_ERR_INVALID for an empty pattern, or NULL when the section names
+ * none.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle used by no other thread during the call;
+ * `pattern` is NULL or a NUL-terminated string; `btf` is NULL or a live
+ * `ksym_btf` handle.
+ */
+int ksym_bpf_program_multi_attach(struct ksym_bpf_object *obj,
+                                  size_t prog,
+                                  const char *pattern,
+                                  struct ksym_btf *btf);
+
+/**
+ * One `tracing_multi` link of a multi program (output struct: set `sz`).
+ */
+struct ksym_bpf_multi_link {
+    /**
+     * sizeof(struct ksym_bpf_multi_link), set by the caller.
+     */
+    size_t sz;
+    /**
+     * expected_attach_type at BPF_PROG_LOAD and attach_type at
+     * BPF_LINK_CREATE (BPF_TRACE_FENTRY_MULTI, _FEXIT_MULTI,
+     * _FSESSION_MULTI).
+     */
+    uint32_t attach_type;
+    /**
+     * attach_btf_obj_fd at BPF_PROG_LOAD: 0 for vmlinux, the module's BTF
+     * object fd (owned by the ksym_btf handle), -1 when it has none (BTF
+     * from files). The kernel reads the link's ids in this object.
+     */
+    int attach_btf_obj_fd;
+    /**
+     * "vmlinux" or the module.
+     */
+    const char *module;
+    /**
+     * The kernel's id of the BTF object (0 for vmlinux, or unknown).
+     */
+    uint32_t btf_obj_id;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved;
+    /**
+     * How many functions: link_create.tracing_multi.cnt.
+     */
+    size_t count;
+    /**
+     * Their BTF ids: link_create.tracing_multi.ids.
+     */
+    const uint32_t *btf_ids;
+    /**
+     * One cookie per function, its index over the program's functions
+     * (ksym_bpf_program_multi_function): link_create.tracing_multi.cookies.
+     */
+    const uint64_t *cookies;
+    /**
+     * Their kallsyms addresses (what bpf_get_func_ip() returns).
+     */
+    const uint64_t *addrs;
+};
+
+/**
+ * Link `link` (0 to the count ksym_bpf_program_multi_attach returned) of
+ * multi program `prog`: what BPF_PROG_LOAD and BPF_LINK_CREATE need. The
+ * arrays live until the program's functions are listed again or the
+ * object is freed. KSYM_ERR_NOT_FOUND for no such program or link, or
+ * when no functions were listed.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle; `out` is NULL or points to a writable
+ * struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_program_multi_link(const struct ksym_bpf_object *obj,
+                                size_t prog,
+                                size_t link,
+                                struct ksym_bpf_multi_link *out);
+
+/**
+ * The function a multi program's cookie names (output struct: set `sz`).
+ */
+struct ksym_bpf_multi_function {
+    /**
+     * sizeof(struct ksym_bpf_multi_function), set by the caller.
+     */
+    size_t sz;
+    /**
+     * The function's name.
+     */
+    const char *name;
+    /**
+     * "vmlinux" or its module.
+     */
+    const char *module;
+    /**
+     * Its kallsyms address.
+     */
+    uint64_t addr;
+    /**
+     * Its BTF id in its object.
+     */
+    uint32_t btf_id;
+    /**
+     * Reserved: written zero.
+     */
+    uint32_t reserved;
+    /**
+     * The link that attaches it (ksym_bpf_program_multi_link).
+     */
+    size_t link;
+};
+
+/**
+ * The function cookie `cookie` names in multi program `prog` (what
+ * bpf_get_attach_cookie() returns in it). KSYM_ERR_NOT_FOUND for no such
+ * program or cookie, or when no functions were listed.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle; `out` is NULL or points to a writable
+ * struct of at least `out->sz` bytes.
+ */
+int ksym_bpf_program_multi_function(const struct ksym_bpf_object *obj,
+                                    size_t prog,
+                                    uint64_t cookie,
+                                    struct ksym_bpf_multi_function *out);
+
+/* ===========================================================================
  * Names of kernel kinds: `enum bpf_prog_type`, `enum bpf_attach_type` and
  * `enum bpf_map_type` values as libbpf spells them ("tracing",
  * "trace_fentry", "hash"), BTF kinds as the kernel does ("STRUCT"). Static

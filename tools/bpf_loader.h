@@ -612,7 +612,14 @@ static inline int kl_prepare(struct ksym_bpf_object *obj, struct ksym_cache *cac
  * otherwise (a kprobe, a raw_tp) it loads, as with libbpf, and only
  * attaching it fails.
  */
-static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report)
+/* kl_load_prog_btf's btf_obj_fd: the one attach info gives. */
+#define KL_ATTACH_INFO_FD (-2)
+
+/* kl_load_prog, loaded with attach_btf_obj_fd `btf_obj_fd` (0: vmlinux)
+ * instead of attach info's unless KL_ATTACH_INFO_FD: a multi program
+ * loads once per link, each with its BTF object (tools/bpf_multi.h). */
+static inline int kl_load_prog_btf(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report,
+                                   int btf_obj_fd)
 {
     static char log[1 << 16];
     struct ksym_bpf_program_info p = { .sz = sizeof(p) };
@@ -636,6 +643,8 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
     a.prog_type = at.prog_type ? at.prog_type : KL_PROG_SOCKET_FILTER;
     a.expected_attach_type = at.expected_attach_type;
     a.attach_btf_id = at.attach_btf_id;
+    if (btf_obj_fd != KL_ATTACH_INFO_FD)
+        at.attach_btf_obj_fd = btf_obj_fd;
     a.attach_prog_fd = at.attach_btf_obj_fd > 0 ? (uint32_t)at.attach_btf_obj_fd : 0;
     if (at.flags & KSYM_ATTACH_SLEEPABLE)
         a.prog_flags |= KL_F_SLEEPABLE;
@@ -682,6 +691,11 @@ static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l,
             fprintf(report, "  %-24s REJECTED: %s\n%s\n", p.name, strerror(-l->prog_fds[i]), log);
     }
     return l->prog_fds[i];
+}
+
+static inline int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report)
+{
+    return kl_load_prog_btf(obj, l, i, report, KL_ATTACH_INFO_FD);
 }
 
 /*

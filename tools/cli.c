@@ -41,6 +41,7 @@ struct options {
     const char *duration;
     const char *top;
     const char *snapshot_dir;
+    const char *way;
     int load;
     int tracepoints;
     int phases;
@@ -649,7 +650,12 @@ static int run_trace(const struct options *o, int argc, char **argv)
         .duration = o->duration ? strtod(o->duration, NULL) : 0.0,
         .top = o->top ? strtol(o->top, NULL, 10) : 20,
         .phases = o->phases,
+        .way = o->way,
     };
+    if (o->way && strcmp(o->way, "multi") && strcmp(o->way, "aliases")) {
+        fprintf(stderr, "ksym: --way takes `multi` or `aliases`, not `%s`\n", o->way);
+        return 2;
+    }
     struct ksym_btf *btf = open_btf(o);
     int rc = cmd_trace(btf, &t);
     ksym_btf_free(btf);
@@ -765,6 +771,9 @@ static const struct option_def options[] = {
     { "--duration", "S", OPT_SECONDS0, "trace", "stop after S seconds (default 0: at Ctrl-C)",
       offsetof(struct options, duration) },
     { "--top", "N", OPT_COUNT, "trace", "targets per report (default 20)", offsetof(struct options, top) },
+    { "--way", "WAY", OPT_TEXT, "trace",
+      "multi (one program, tracing_multi links: Linux 7.3) or aliases (one link per function); default: the kernel's best",
+      offsetof(struct options, way) },
     { "--phases", NULL, OPT_SWITCH, "trace", "print each phase's seconds to stderr (expand, prepare, load, attach)",
       offsetof(struct options, phases) },
 };

@@ -16,6 +16,7 @@ struct trace_opts {
     double duration;     /* --duration: stop after so many seconds; 0: at Ctrl-C */
     long top;            /* --top: targets per report */
     int phases;          /* --phases: each phase's seconds on stderr */
+    const char *way;     /* --way: "multi", "aliases", or NULL: the kernel's best (ksym_bpf_program_way) */
 };
 
 /* Runs `ksym trace` on the kernel's BTF `btf` (opened and freed by the

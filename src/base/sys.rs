@@ -238,6 +238,32 @@ pub mod bpf {
         Ok(())
     }
 
+    /// `BPF_PROG_LOAD` of a TRACING-like program of `prog_type` with
+    /// `expected_attach_type` and `attach_btf_id` (vmlinux's), made of
+    /// `insns`, GPL: `Ok` when the kernel takes it (the fd is closed at
+    /// once), the errno otherwise. The multi-link and trampoline probes.
+    pub fn prog_load(
+        prog_type: u32,
+        expected_attach_type: u32,
+        attach_btf_id: u32,
+        insns: &[[u8; 8]],
+    ) -> io::Result<()> {
+        let license = b"GPL\0";
+        // union bpf_attr for BPF_PROG_LOAD: prog_type, insn_cnt, insns,
+        // license, ..., expected_attach_type at 68, attach_btf_id at 108.
+        let mut attr = [0u8; 128];
+        attr[0..4].copy_from_slice(&prog_type.to_ne_bytes());
+        attr[4..8].copy_from_slice(&(insns.len() as u32).to_ne_bytes());
+        attr[8..16].copy_from_slice(&(insns.as_ptr() as u64).to_ne_bytes());
+        attr[16..24].copy_from_slice(&(license.as_ptr() as u64).to_ne_bytes());
+        attr[68..72].copy_from_slice(&expected_attach_type.to_ne_bytes());
+        attr[108..112].copy_from_slice(&attach_btf_id.to_ne_bytes());
+        let fd = bpf(BPF_PROG_LOAD, &mut attr)?;
+        // SAFETY: the kernel returned a new fd that nothing else owns.
+        drop(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        Ok(())
+    }
+
     /// Whether the kernel loads a program of `prog_type` made of `insns`
     /// (8 bytes each) with a GPL license: libbpf's feature probes. The
     /// program is closed at once; any refusal (EPERM included) is `false`.

@@ -33,6 +33,9 @@ pub(super) struct Attach {
     pub(super) optional: bool,
     /// struct_ops programs: the struct member a struct_ops map gives them.
     pub(super) struct_ops: Option<Box<OpsMember>>,
+    /// Multi programs (a `.multi` section, or a program made one): the
+    /// attach type, the BTF object it loads with, its functions.
+    pub(super) multi: Option<Box<Multi>>,
 }
 
 /// A program's attach error, and its message as C text.
@@ -161,7 +164,7 @@ pub struct AttachInfo<'a> {
     /// from the section alone. `None` for other sections.
     pub category: Option<&'a CStr>,
     /// [`section::SLEEPABLE`], [`section::XDP_FRAGS`], [`section::OPTIONAL`],
-    /// [`section::TARGET_AT_LOAD`].
+    /// [`section::TARGET_AT_LOAD`], [`section::RETPROBE`], [`section::MULTI`].
     pub flags: u32,
     /// Why the target did not resolve, if it did not (kept whatever the
     /// program's autoload).
@@ -194,6 +197,9 @@ impl Attach {
             (None, Some(text)) if def.prog_type == section::prog::TRACEPOINT => {
                 Some(Arc::new(Named::tracepoint(text)))
             }
+            (None, Some(text)) if def.is_multi() => Some(Arc::new(Named::new(
+                section::target_query(TargetKind::Function, text),
+            ))),
             (Some(kind), Some(text)) => {
                 let mut named = Named::new(section::target_query(kind, text));
                 if kind == TargetKind::Kprobe {
@@ -228,4 +234,32 @@ impl Attach {
         }
         self.section.as_ref().map(|n| n.query.as_slice().into())
     }
+}
+
+/// A program's multi attach state: its attach type, the BTF object it
+/// loads with, and, once [`Object::multi_attach`] listed them, the
+/// functions and their links (`multi.rs`).
+#[derive(Clone, Debug)]
+pub(super) struct Multi {
+    pub(super) attach_type: u32,
+    /// `attach_btf_obj_fd` at load of the section's module (0: vmlinux).
+    pub(super) load_fd: i32,
+    /// The section's module, if it names one.
+    pub(super) module: Option<usize>,
+    pub(super) kernel: Option<Arc<KernelBtf>>,
+    /// The functions, in cookie order (by BTF object, then address).
+    pub(super) funcs: Vec<Target>,
+    pub(super) links: Vec<Group>,
+}
+
+/// The functions of one BTF object: one load, one link.
+#[derive(Clone, Debug)]
+pub(super) struct Group {
+    pub(super) obj: usize,
+    pub(super) load_fd: i32,
+    /// The cookie of its first function.
+    pub(super) start: usize,
+    pub(super) ids: Vec<u32>,
+    pub(super) cookies: Vec<u64>,
+    pub(super) addrs: Vec<u64>,
 }

@@ -4,7 +4,8 @@
 //! the kernel's enumerator in lower case without its prefix
 //! (`BPF_PROG_TYPE_TRACING` is "tracing", `BPF_TRACE_FENTRY`
 //! "trace_fentry", `BPF_MAP_TYPE_HASH` "hash"). Every value of Linux 6.18's
-//! <linux/bpf.h>; a value past the table has no name.
+//! <linux/bpf.h>, and the attach types of Linux 7.3 (`fsession` and the
+//! multi links); a value past the table has no name.
 //!
 //! Checked against libbpf 1.1 and the installed <linux/bpf.h>
 //! (c-tests/bpf_kinds_check.c) and against the enumerators of the kernel's
@@ -50,7 +51,7 @@ const PROG_TYPES: [&CStr; 33] = [
 ];
 
 /// `enum bpf_attach_type`, indexed by value.
-const ATTACH_TYPES: [&CStr; 58] = [
+const ATTACH_TYPES: [&CStr; 62] = [
     c"cgroup_inet_ingress",            // 0
     c"cgroup_inet_egress",             // 1
     c"cgroup_inet_sock_create",        // 2
@@ -109,6 +110,10 @@ const ATTACH_TYPES: [&CStr; 58] = [
     c"netkit_peer",                    // 55
     c"trace_kprobe_session",           // 56
     c"trace_uprobe_session",           // 57
+    c"trace_fsession",                 // 58
+    c"trace_fentry_multi",             // 59
+    c"trace_fexit_multi",              // 60
+    c"trace_fsession_multi",           // 61
 ];
 
 /// `enum bpf_map_type`, indexed by value.
@@ -182,9 +187,14 @@ mod tests {
         assert_eq!(a(attach::TRACE_FENTRY), "trace_fentry");
         assert_eq!(a(attach::XDP), "xdp");
         assert_eq!(a(attach::TRACE_UPROBE_SESSION), "trace_uprobe_session");
+        // libbpf's source at f7081a6baf3f (attach_type_name[]).
+        assert_eq!(a(attach::TRACE_FSESSION), "trace_fsession");
+        assert_eq!(a(attach::TRACE_FENTRY_MULTI), "trace_fentry_multi");
+        assert_eq!(a(attach::TRACE_FEXIT_MULTI), "trace_fexit_multi");
+        assert_eq!(a(attach::TRACE_FSESSION_MULTI), "trace_fsession_multi");
         assert_eq!(map_type_name(26).unwrap().to_str().unwrap(), "struct_ops");
         assert_eq!(prog_type_name(prog::NETFILTER + 1), None);
-        assert_eq!(attach_type_name(attach::TRACE_UPROBE_SESSION + 1), None);
+        assert_eq!(attach_type_name(attach::TRACE_FSESSION_MULTI + 1), None);
         assert_eq!(map_type_name(u32::MAX), None);
     }
 }

@@ -24,7 +24,7 @@
 //! model (`object` and the types it holds: `attach`, `struct_ops_types`),
 //! what fills the model in (`maps`, `reloc`, `loadable`, `struct_ops`),
 //! the phases of the open (`open`), the later steps (`ksyms`,
-//! `relocate`, `programs`, `vars`), and this file, which only declares and
+//! `relocate`, `programs`, `multi`, `vars`), and this file, which only declares and
 //! re-exports.
 
 mod attach;
@@ -40,6 +40,7 @@ mod ksyms;
 mod loadable;
 pub(crate) mod map_def;
 mod maps;
+mod multi;
 mod object;
 mod open;
 mod programs;
@@ -58,13 +59,14 @@ pub use externs::{Extern, ExternKind, Kcfg, KcfgType};
 pub use insn::Insn;
 pub use kconfig_values::{kernel_version_of, running_kernel_version};
 pub use kinds::{attach_type_name, map_type_name, prog_type_name};
+pub use multi::{MultiFunction, MultiLink, Way};
 pub use object::{
     Map, Object, Program, Reloc, RelocKind, Slot, SlotTarget, Var, FUNC_INFO_SIZE, LINE_INFO_SIZE,
     RELOC_POISONED, RELOC_RESOLVED,
 };
 #[doc(hidden)]
 pub use relocate::{kernel_version_in, running_kernel_facts};
-pub use section::{OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
+pub use section::{MULTI, OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
 pub use struct_ops_types::StructOps;
 pub use tracepoints::events_dir as tracefs_events_dir;
 

@@ -81,6 +81,18 @@ impl Object {
                 info.attach_btf_obj_fd = r.obj_fd;
             }
         }
+        // A multi program loads with no target, with its section's module
+        // BTF (each link's own: Object::multi_link).
+        if let Some(m) = &a.multi {
+            info.expected_attach_type = m.attach_type;
+            info.attach_btf_id = 0;
+            info.attach_btf_obj_fd = m.load_fd;
+            info.addr = 0;
+            info.flags = (info.flags & !section::TARGET_AT_LOAD) | section::MULTI;
+            if info.module.is_none() && m.module.is_none() {
+                info.module = named.map(|_| c"vmlinux");
+            }
+        }
         Ok(info)
     }
 
@@ -179,6 +191,22 @@ impl Object {
                 continue;
             }
             let Some(def) = p.attach.def else { continue };
+            // A multi program's functions are listed by multi_attach; a
+            // `.multi` section resolves only its module.
+            if p.attach
+                .multi
+                .as_ref()
+                .is_some_and(|m| m.kernel.as_ref().is_some_and(|k| Arc::ptr_eq(k, kernel)))
+            {
+                continue;
+            }
+            if def.is_multi() {
+                self.resolve_multi(i, kernel);
+                continue;
+            }
+            if p.attach.multi.is_some() {
+                continue;
+            }
             if def.prog_type == section::prog::TRACEPOINT {
                 let error = Self::tracepoint_error(p);
                 self.programs[i].attach.error = error.map(Failed::new);

@@ -11,7 +11,7 @@
 //! `module`function`.
 
 pub use super::section_defs::{
-    attach, prog, SectionDef, OPTIONAL, RETPROBE, SECTION_DEFS, SLEEPABLE, TARGET_AT_LOAD,
+    attach, prog, SectionDef, MULTI, OPTIONAL, RETPROBE, SECTION_DEFS, SLEEPABLE, TARGET_AT_LOAD,
     XDP_FRAGS,
 };
 use crate::btf::targets::TargetKind;
@@ -208,6 +208,34 @@ mod tests {
         assert_eq!(of("raw_tp/sys_enter").0, prog::RAW_TRACEPOINT);
         assert_eq!(of("raw_tp.w/sys_enter").0, prog::RAW_TRACEPOINT_WRITABLE);
         assert_eq!(of("struct_ops/dctcp_init").0, prog::STRUCT_OPS);
+        // Linux 7.3's multi links, as libbpf's source at f7081a6baf3f
+        // defines them: no target at load, sleepable `.s` forms; and
+        // `fsession`, which needs its target.
+        assert_eq!(
+            of("fentry.multi/vfs_*"),
+            (
+                prog::TRACING,
+                at::TRACE_FENTRY_MULTI,
+                0,
+                Some(&b"vfs_*"[..])
+            )
+        );
+        assert_eq!(of("fexit.multi").1, at::TRACE_FEXIT_MULTI);
+        assert_eq!(of("fsession.multi/x*").1, at::TRACE_FSESSION_MULTI);
+        assert_eq!(of("fentry.multi.s/f").2, SLEEPABLE);
+        assert_eq!(of("fexit.multi.s/f").2, SLEEPABLE);
+        assert_eq!(of("fsession.multi.s/f").2, SLEEPABLE);
+        assert_eq!(of("fsession/vfs_read").1, at::TRACE_FSESSION);
+        for sec in ["fentry.multi", "fexit.multi/m:g*", "fsession.multi.s/x"] {
+            let (d, _) = lookup(sec.as_bytes()).unwrap();
+            assert!(
+                d.is_multi() && !d.attaches_by_btf() && d.target.is_none(),
+                "{sec}"
+            );
+        }
+        let (d, _) = lookup(b"fentry/vfs_read").unwrap();
+        assert!(!d.is_multi());
+        assert!(lookup(b"fentry.multix/f").is_none());
         // `+` needs the exact name or a `/`.
         assert!(lookup(b"fentryx/vfs_read").is_none());
         assert!(lookup(b"kprobe.multiply").is_none());

@@ -101,6 +101,12 @@ pub mod attach {
     pub const NETKIT_PEER: u32 = 55;
     pub const TRACE_KPROBE_SESSION: u32 = 56;
     pub const TRACE_UPROBE_SESSION: u32 = 57;
+    pub const TRACE_FSESSION: u32 = 58;
+    /// One program on many kernel functions through one `tracing_multi`
+    /// link (Linux 7.3): `fentry.multi`, `fexit.multi`, `fsession.multi`.
+    pub const TRACE_FENTRY_MULTI: u32 = 59;
+    pub const TRACE_FEXIT_MULTI: u32 = 60;
+    pub const TRACE_FSESSION_MULTI: u32 = 61;
 }
 
 /// The program is sleepable (`BPF_F_SLEEPABLE` at load).
@@ -118,6 +124,12 @@ pub const TARGET_AT_LOAD: u32 = 8;
 /// loader attaches it as one (the kprobe PMU's `retprobe` bit, or
 /// `BPF_F_KPROBE_MULTI_RETURN`).
 pub const RETPROBE: u32 = 16;
+/// A multi program (`fentry.multi`, `fexit.multi`, `fsession.multi`):
+/// it loads with no attach target (the kernel gives it `bpf_multi_func`),
+/// with the module's BTF object when the section names a module, and
+/// attaches through `tracing_multi` links, one per BTF object, that list
+/// the functions ([`super::Object::multi_attach`]).
+pub const MULTI: u32 = 32;
 /// The target is a BTF id (`attach_btf_id` at load); internal.
 const ATTACH_BTF: u32 = 1 << 8;
 
@@ -141,7 +153,12 @@ impl SectionDef {
 
     /// The flags a loader attaches by ([`RETPROBE`]).
     pub fn attach_flags(&self) -> u32 {
-        self.flags & RETPROBE
+        self.flags & (RETPROBE | MULTI)
+    }
+
+    /// A multi program ([`MULTI`]).
+    pub fn is_multi(&self) -> bool {
+        self.flags & MULTI != 0
     }
 
     /// The target is a BTF type (fentry, tp_btf, lsm, iter...).
@@ -165,7 +182,8 @@ macro_rules! def {
 use attach as at;
 use TargetKind as K;
 
-/// libbpf's table (upstream, 2025), in its order.
+/// libbpf's table (its source at f7081a6baf3f, with the multi sections
+/// of Linux 7.3), in its order.
 pub static SECTION_DEFS: &[SectionDef] = &[
     def!("socket", SOCKET_FILTER, 0, 0, None),
     def!(
@@ -312,6 +330,56 @@ pub static SECTION_DEFS: &[SectionDef] = &[
         at::TRACE_FEXIT,
         ATTACH_BTF | SLEEPABLE,
         Some(K::Function)
+    ),
+    def!(
+        "fsession+",
+        TRACING,
+        at::TRACE_FSESSION,
+        ATTACH_BTF,
+        Some(K::Function)
+    ),
+    def!(
+        "fsession.s+",
+        TRACING,
+        at::TRACE_FSESSION,
+        ATTACH_BTF | SLEEPABLE,
+        Some(K::Function)
+    ),
+    def!(
+        "fsession.multi+",
+        TRACING,
+        at::TRACE_FSESSION_MULTI,
+        MULTI,
+        None
+    ),
+    def!(
+        "fsession.multi.s+",
+        TRACING,
+        at::TRACE_FSESSION_MULTI,
+        MULTI | SLEEPABLE,
+        None
+    ),
+    def!(
+        "fentry.multi+",
+        TRACING,
+        at::TRACE_FENTRY_MULTI,
+        MULTI,
+        None
+    ),
+    def!("fexit.multi+", TRACING, at::TRACE_FEXIT_MULTI, MULTI, None),
+    def!(
+        "fentry.multi.s+",
+        TRACING,
+        at::TRACE_FENTRY_MULTI,
+        MULTI | SLEEPABLE,
+        None
+    ),
+    def!(
+        "fexit.multi.s+",
+        TRACING,
+        at::TRACE_FEXIT_MULTI,
+        MULTI | SLEEPABLE,
+        None
     ),
     def!("freplace+", EXT, 0, ATTACH_BTF, None),
     def!("lsm+", LSM, at::LSM_MAC, ATTACH_BTF, Some(K::Lsm)),

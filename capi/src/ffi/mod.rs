@@ -22,7 +22,7 @@
 //! documentation (tools/header_layout.rs; HACKING.md, "The header"): errors
 //! and conventions, version, the table, modules, resolution and the cache,
 //! kernel BTF, BPF objects, their BTF for older kernels, their maps and
-//! externs, attach targets. This file declares no C item of its own.
+//! externs, attach targets, multi links. This file declares no C item of its own.
 
 #![allow(non_camel_case_types)]
 
@@ -37,6 +37,7 @@ pub mod bpf_btf;
 pub mod bpf_maps;
 pub mod bpf_vars;
 pub mod bpf_attach;
+pub mod bpf_multi;
 pub mod kinds;
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks;
