@@ -37,3 +37,15 @@ GUEST_C_ALT_6.12 += test_libbpf_corpus=$(abspath $(LIBBPF_15_TESTS))/test_libbpf
 # btf_qmark), where make test-c runs it; 5.10 and 6.1 run it in their guests.
 GUEST_C_HOST_6.12 += test_libbpf_prepare
 GUEST_C_HOST_7.3 += test_libbpf_prepare
+
+# libbpf's newest source (c-tests/libbpf/src: the multi links of Linux
+# 7.3, in no release), built static into build/libbpf-next: the oracle of
+# the multi sections' prepared programs and load attributes, and a
+# contender of make bench-attach. Test-only.
+LIBBPF_NEXT := $(BUILD)/libbpf-next
+
+.PHONY: libbpf-next
+libbpf-next: $(LIBBPF_NEXT)/lib/libbpf.a
+
+$(LIBBPF_NEXT)/lib/libbpf.a: c-tests/libbpf/build-libbpf-next.sh c-tests/libbpf/src/libbpf-f7081a6baf3f.tar.gz
+	nice -n 5 sh c-tests/libbpf/build-libbpf-next.sh $(LIBBPF_NEXT)
