@@ -20,3 +20,9 @@ test-cli: $(BUILD)/ksym testdata
 
 cli-expect cli-doc: $(BUILD)/ksym testdata
 	KSYM_CLI_UPDATE=1 CC="$(CC)" sh tests/cli/run.sh $(BUILD)/ksym $(BUILD)/testdata
+
+# ksym trace's two ways (multi links, aliases) side by side in every
+# guest: the same counts on 7.3, the documented refusal of --way multi
+# elsewhere (tests/cli/trace-ways.sh; about 15 s on 7.3).
+GUEST_SCRIPTS += tests/cli/trace-ways.sh
+GUEST_DEPS += $(BUILD)/ksym

@@ -710,10 +710,12 @@ static const struct command commands[] = {
       "not the object's: it is printed under the program.",
       run_obj, NULL },
     { "trace", "PATTERN", 1, 1, "hits per kernel function (fentry) or BTF tracepoint matching PATTERN",
-      "One counting program (built in) expanded into one alias per target matching PATTERN\n"
-      "(glob or module`glob), all loaded from one copy of its instructions and attached; the\n"
-      "hits per target, sorted, every --interval seconds until Ctrl-C or --duration.\n"
-      "--tracepoints: BTF tracepoints (tp_btf) instead of functions (fentry). Root: bpf().",
+      "One counting program (built in) on every target matching PATTERN (glob or module`glob):\n"
+      "where the kernel has multi links (Linux 7.3), one program attached by one tracing_multi\n"
+      "link per BTF object; elsewhere one alias per target, all loaded from one copy of its\n"
+      "instructions (--way forces one). The hits per target, sorted, every --interval seconds\n"
+      "until Ctrl-C or --duration. --tracepoints: BTF tracepoints (tp_btf) instead of functions\n"
+      "(fentry). Root: bpf().",
       run_trace, NULL },
     { "btf", "[QUERY...]", 0, -1, "the kernel's BTF: the type each query names, or its counts",
       "A query is name, module`name or KIND:name (STRUCT:task_struct, FUNC:vfs_read); it\n"
