@@ -5,7 +5,7 @@
 //!   (paths under the repository's own top-level entries, relative links),
 //!   make targets (`make X`), the C API (`ksym_*`, `KSYM_*`: include/ksym.h
 //!   or, for environment variables, the sources), the bundled loader's
-//!   `kl_*` (tools/bpf_loader.h), the Rust API (`ksym::x`, `Type::member`),
+//!   `kl_*` (tools/bpf_loader.h, tools/bpf_multi.h), the Rust API (`ksym::x`, `Type::member`),
 //!   the CLI's options (`ksym ... --x`: tools/cli.c's table), other options
 //!   (`--x`) and variables (`NAME=`) in the sources. Other projects' names
 //!   (libbpf's, the kernel's, bcc's) are quotations and not checked.
@@ -305,7 +305,10 @@ fn project() -> Project {
         top,
         words,
         header: word_set("include/ksym.h"),
-        loader: word_set("tools/bpf_loader.h"),
+        loader: ["tools/bpf_loader.h", "tools/bpf_multi.h"]
+            .iter()
+            .flat_map(|p| word_set(p))
+            .collect(),
         cli_options,
         fork_files,
         make_targets,
@@ -418,7 +421,7 @@ fn check_names(p: &Project, page: &Path, piece: &Piece, out: &mut Vec<String>) {
         };
         if !known {
             bad(format!(
-                "`{w}`: in neither include/ksym.h, tools/bpf_loader.h nor the sources"
+                "`{w}`: in neither include/ksym.h, tools/bpf_loader.h, tools/bpf_multi.h nor the sources"
             ));
         }
     }
