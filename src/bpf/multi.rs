@@ -256,7 +256,7 @@ impl Object {
 
     /// Lists the functions program `prog` attaches to through
     /// `tracing_multi` links: those `pattern` matches (`glob` or
-    /// `modglob`glob`; `None`: the section's, `fentry.multi/<glob>`), as
+    /// ``modglob`glob``; `None`: the section's, `fentry.multi/<glob>`), as
     /// [`KernelBtf::expand`] lists them. A `fentry`, `fexit` or `fsession`
     /// program becomes a multi program (its target, if any, goes). Returns
     /// how many links (one per BTF object); 0, and nothing changed, when
