@@ -21,6 +21,8 @@
  *   __init, is not: libbpf's glob takes it and the kernel refuses the
  *   link) and vfs_write fires; `fentry.multi/9p:v9fs_*` attaches through
  *   the 9p module's BTF object (the guests' root is on 9p).
+ * - a link that holds vfs_caches_init fails whole; the loader's split
+ *   (kl_multi_split) attaches the rest and says which it left out.
  * - `typed`, a body that reads its first argument from the context: the
  *   verifier refuses it as a multi program (the multi prototype has no
  *   arguments), and as aliases on do_getpgid it loads and sees the pid
@@ -202,7 +204,9 @@ static int multi_fire(struct ksym_btf *btf, const char *prog, const char *patter
         goto out;
     }
     size_t listed = 0, bad = 0;
-    for (size_t k = 0; k < (size_t)n; k++) {
+    /* Nothing refused: one link per BTF object. */
+    CHECK(m.refused == 0 && m.nfds == (size_t)n);
+    for (size_t k = 0; k < (size_t)n && k < m.nfds; k++) {
         struct ksym_bpf_multi_link ml = { .sz = sizeof(ml) };
         struct kl_link_info_multi info;
         CHECK(ksym_bpf_program_multi_link(o, i, k, &ml) == 0);
@@ -348,6 +352,51 @@ static void with_multi(struct ksym_btf *btf)
     }
 }
 
+/* A link that holds a function the kernel cannot trace (vfs_caches_init,
+ * __init: in BTF, not in ftrace's list) fails whole (the kernel's
+ * ENOENT); the loader's split attaches the others and says which it
+ * left out. */
+static void refused_function(struct ksym_btf *btf)
+{
+    size_t i;
+    struct kl_loaded l;
+    struct kl_multi m;
+    char why[4096];
+    struct ksym_btf_type t = { .sz = sizeof(t) };
+    struct ksym_bpf_multi_link ml = { .sz = sizeof(ml) };
+    CHECK(ksym_btf_find(btf, "vmlinux`vfs_caches_init", 0, &t) == 0);
+    struct ksym_bpf_object *o = open_multi("on_entry", &i);
+    if (!o)
+        return;
+    CHECK(ksym_bpf_program_multi_attach(o, i, "vfs_read*", btf) == 1);
+    CHECK(ksym_bpf_program_multi_link(o, i, 0, &ml) == 0);
+    CHECK(kl_prepare(o, NULL, btf, &l, why, sizeof(why)) == 0);
+    memset(&m, 0, sizeof(m));
+    int fd = kl_load_prog_btf(o, &l, i, NULL, 0);
+    CHECK(fd >= 0 && ml.count >= 1 && ml.count < 64);
+    if (fd >= 0 && ml.count >= 1 && ml.count < 64) {
+        uint32_t ids[64];
+        uint64_t cookies[64];
+        memcpy(ids, ml.btf_ids, ml.count * sizeof(uint32_t));
+        memcpy(cookies, ml.cookies, ml.count * sizeof(uint64_t));
+        ids[ml.count] = t.type_id;
+        cookies[ml.count] = ml.count; /* no function of the list: not named */
+        int whole = kl_multi_link(fd, BPF_TRACE_FENTRY_MULTI, ids, cookies, ml.count + 1);
+        CHECK(whole < 0);
+        printf("a link with vfs_caches_init: %s\n", strerror(-whole));
+        if (whole >= 0)
+            close(whole);
+        int err = kl_multi_split(o, i, &m, fd, BPF_TRACE_FENTRY_MULTI, ids, cookies, ml.count + 1, stdout);
+        CHECK(err == whole);
+        CHECK(m.functions == ml.count && m.refused == 1);
+        CHECK(m.refused == 1 && m.refused_cookies[0] == ml.count);
+        close(fd);
+    }
+    kl_multi_free(&m);
+    kl_unload(&l);
+    ksym_bpf_object_free(o);
+}
+
 /* `typed` reads ctx[0]: refused as multi (where the kernel has it), and
  * as aliases on do_getpgid it loads where fentry does and sees our pid. */
 static void typed(struct ksym_btf *btf)
@@ -451,6 +500,7 @@ int main(void)
     ksym_bpf_object_free(o);
     if (multi) {
         with_multi(btf);
+        refused_function(btf);
     } else {
         /* Listing works on any kernel; loading the multi program is what
          * the kernel refuses. */

@@ -182,16 +182,17 @@ static int trace_multi(struct ksym_bpf_object *obj, struct ksym_btf *btf, const 
     ksym_bpf_program_insns(obj, prog, &insn_cnt);
     for (size_t k = 0; k < (size_t)nlinks; k++) {
         struct ksym_bpf_multi_link ml = { .sz = sizeof(ml) };
-        if (m.link_fds[k] < 0 || ksym_bpf_program_multi_link(obj, prog, k, &ml) != 0)
+        if (m.prog_fds[k] < 0 || ksym_bpf_program_multi_link(obj, prog, k, &ml) != 0)
             continue;
         for (size_t j = 0; j < ml.count; j++) {
             struct ksym_bpf_multi_function f = { .sz = sizeof(f) };
-            if (ksym_bpf_program_multi_function(obj, prog, ml.cookies[j], &f) == 0)
+            if (!kl_multi_refused(&m, ml.cookies[j]) &&
+                ksym_bpf_program_multi_function(obj, prog, ml.cookies[j], &f) == 0)
                 hits[attached++] = (struct hit){ (size_t)ml.cookies[j], 0, f.name, f.module };
         }
     }
-    printf("%zu functions attached for `%s` by %d tracing_multi link%s, one program of %zu instructions%s\n",
-           attached, o->pattern, nlinks, nlinks == 1 ? "" : "s", insn_cnt, o->duration > 0 ? "" : "; Ctrl-C to stop");
+    printf("%zu functions attached for `%s` by %zu tracing_multi link%s, one program of %zu instructions%s\n",
+           attached, o->pattern, m.nfds, m.nfds == 1 ? "" : "s", insn_cnt, o->duration > 0 ? "" : "; Ctrl-C to stop");
     if (o->phases)
         fprintf(stderr,
                 "phases: expand %.3f s, prepare %.3f s, load + attach %.3f s; %.3f s from start to attached\n",
