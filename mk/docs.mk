@@ -18,7 +18,9 @@
 #   against the static library and run on the running kernel:
 #   examples/run-aliases.sh checks what its map counted against the forks
 #   and renames it drove (a skip where there is no root or kernel BTF, a
-#   failure under KSYM_REQUIRE=kernel).
+#   failure under KSYM_REQUIRE=kernel);
+# - examples/multi.c, the multi-link loader, likewise: on 7.3 its counts,
+#   elsewhere its documented refusal (examples/run-multi.sh; every guest).
 
 TEST_PARTS += test-docs
 
@@ -69,6 +71,8 @@ test-docs: $(BUILD)/libksym.a $(BUILD)/native-static-libs testdata
 	@mkdir -p target/tmp
 	@KSYM_SKIP_LOG=$(abspath target/tmp/ksym-skipped) KSYM_SKIP_TEST=test-docs \
 	    sh examples/run-aliases.sh $(BUILD)/example-aliases $(BUILD)/need
+	@$(MAKE) --no-print-directory $(BUILD)/example-multi
+	@sh examples/run-multi.sh $(BUILD)/example-multi
 
 # The C loader example, as a user builds it (gnu11: <linux/bpf.h>), and
 # the one skip helper the example's check uses here. In a guest, from the
@@ -78,9 +82,15 @@ $(BUILD)/example-aliases: examples/aliases.c include/ksym.h $(BUILD)/libksym.a $
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -Iinclude -o $@ examples/aliases.c \
 	    $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs)
 
+# The multi-link loader example (docs/btf-and-attach.md): its check says
+# what the kernel table says the running kernel has (examples/run-multi.sh).
+$(BUILD)/example-multi: examples/multi.c include/ksym.h $(BUILD)/libksym.a $(BUILD)/native-static-libs
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -Iinclude -o $@ examples/multi.c \
+	    $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs)
+
 $(BUILD)/need: tests/cli/need.c c-tests/check.h include/ksym.h
 	$(CC) $(CWARN) -Iinclude -o $@ tests/cli/need.c
 
 # The example loader in every guest kernel too (tp_btf: each has it).
-GUEST_DEPS    += $(BUILD)/example-aliases
-GUEST_SCRIPTS += examples/run-aliases.sh
+GUEST_DEPS    += $(BUILD)/example-aliases $(BUILD)/example-multi
+GUEST_SCRIPTS += examples/run-aliases.sh examples/run-multi.sh

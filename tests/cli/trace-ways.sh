@@ -17,7 +17,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ksym-ways.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "trace-ways: $*" >&2; exit 1; }
 
-if [ "$(sh tools/guest/kernels.sh get "${KSYM_KERNEL:-none}" tracing_multi 2> /dev/null || echo unknown)" != yes ]; then
+row=$(sh tools/guest/kernels.sh current 2> /dev/null) || row=none
+if [ "$(sh tools/guest/kernels.sh get "$row" tracing_multi 2> /dev/null || echo unknown)" != yes ]; then
     if "$ksym" trace '__do_sys_getppid' --way multi --duration 1 > "$tmp/out" 2>&1; then
         fail "--way multi succeeded on a kernel without multi links: $(cat "$tmp/out")"
     fi
