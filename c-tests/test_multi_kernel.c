@@ -43,63 +43,111 @@
 #define BPF_TRACE_FSESSION_MULTI 61
 
 static const char *objdir;
-static char *filter_list;
+static int filter_list; /* the filter list could be read */
 static int multi; /* the kernel table's tracing_multi */
+
+/* /proc/kallsyms' text symbols and tracefs' filter list, each read once
+ * naively and sorted as "module name" keys, looked up by bsearch (a
+ * guest under TCG reads /proc/kallsyms slowly). */
+struct sym {
+    char *key;
+    uint64_t addr;
+};
+static struct sym *syms;
+static size_t nsyms;
+static char **filter_keys;
+static size_t nfilter;
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const struct sym *)a)->key, ((const struct sym *)b)->key);
+}
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *key_of(const char *module, const char *name)
+{
+    size_t n = strlen(module) + strlen(name) + 2;
+    char *k = malloc(n);
+    if (k)
+        snprintf(k, n, "%s %s", module, name);
+    return k;
+}
+
+static void read_kallsyms(void)
+{
+    FILE *f = fopen("/proc/kallsyms", "r");
+    char line[512], name[256], mod[128], type;
+    unsigned long long a;
+    size_t cap = 0;
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        int n = sscanf(line, "%llx %c %255s [%127[^]]]", &a, &type, name, mod);
+        if (n < 3 || (type != 't' && type != 'T'))
+            continue;
+        if (nsyms == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            syms = realloc(syms, cap * sizeof(*syms));
+        }
+        syms[nsyms].key = key_of(n == 4 ? mod : "vmlinux", name);
+        syms[nsyms++].addr = a;
+    }
+    fclose(f);
+    /* The lowest address of a name defined twice, as libksym gives it. */
+    qsort(syms, nsyms, sizeof(*syms), by_key);
+}
 
 static uint64_t kallsyms_addr(const char *module, const char *name)
 {
-    FILE *f = fopen("/proc/kallsyms", "r");
-    char line[512], sym[256], mod[128], type;
-    unsigned long long a;
-    uint64_t found = 0;
-    int core = !strcmp(module, "vmlinux");
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof(line), f)) {
-        int n = sscanf(line, "%llx %c %255s [%127[^]]]", &a, &type, sym, mod);
-        if (n < 3 || strcmp(sym, name) || type == 'a' || type == 'A')
-            continue;
-        if ((core && n == 3) || (!core && n == 4 && !strcmp(mod, module))) {
-            found = a;
-            break;
-        }
+    char *k = key_of(module, name);
+    struct sym want = { k, 0 }, *hit = k ? bsearch(&want, syms, nsyms, sizeof(*syms), by_key) : NULL;
+    uint64_t best = 0;
+    if (hit) {
+        while (hit > syms && !strcmp(hit[-1].key, k))
+            hit--;
+        for (best = hit->addr; hit < syms + nsyms && !strcmp(hit->key, k); hit++)
+            best = hit->addr < best ? hit->addr : best;
     }
-    fclose(f);
-    return found;
+    free(k);
+    return best;
 }
 
-static char *read_filter_list(void)
+/* The filter list's "name" and "name [module]" lines, as keys; 0 when
+ * it cannot be read. */
+static int read_filter_list(void)
 {
     FILE *f = fopen("/sys/kernel/tracing/available_filter_functions", "r");
+    char line[512], name[256], mod[128];
+    size_t cap = 0;
     if (!f)
         f = fopen("/sys/kernel/debug/tracing/available_filter_functions", "r");
     if (!f)
-        return NULL;
-    size_t cap = 1 << 22, len = 1, got;
-    char *buf = malloc(cap), tmp[65536];
-    buf[0] = '\n';
-    while ((got = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-        if (len + got + 1 > cap)
-            buf = realloc(buf, cap *= 2);
-        memcpy(buf + len, tmp, got);
-        len += got;
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        int n = sscanf(line, "%255s [%127[^]]]", name, mod);
+        if (n < 1)
+            continue;
+        if (nfilter == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            filter_keys = realloc(filter_keys, cap * sizeof(*filter_keys));
+        }
+        filter_keys[nfilter++] = key_of(n == 2 ? mod : "vmlinux", name);
     }
     fclose(f);
-    buf[len] = 0;
-    if (len > 1)
-        return buf;
-    free(buf);
-    return NULL;
+    qsort(filter_keys, nfilter, sizeof(*filter_keys), by_str);
+    return nfilter > 0;
 }
 
 static int in_filter_list(const char *module, const char *name)
 {
-    char line[512];
-    if (!strcmp(module, "vmlinux"))
-        snprintf(line, sizeof(line), "\n%s\n", name);
-    else
-        snprintf(line, sizeof(line), "\n%s [%s]\n", name, module);
-    return strstr(filter_list, line) != NULL;
+    char *k = key_of(module, name);
+    int found = k && bsearch(&k, filter_keys, nfilter, sizeof(*filter_keys), by_str) != NULL;
+    free(k);
+    return found;
 }
 
 /* A two-instruction multi program of `attach_type`, loaded raw: its fd
@@ -471,6 +519,7 @@ int main(void)
         KERNEL_SKIP("no kernel BTF: %s", ksym_last_error_message());
         return finish("test_multi_kernel");
     }
+    read_kallsyms();
     filter_list = read_filter_list();
     int table = kernel_has("tracing_multi");
     int raw = raw_multi_load(BPF_TRACE_FENTRY_MULTI);
@@ -519,7 +568,12 @@ int main(void)
         NEED_SKIP("tracing_multi", "a fentry.multi program does not load (%s)", strerror(-raw));
     }
     typed(btf);
-    free(filter_list);
+    for (size_t k = 0; k < nsyms; k++)
+        free(syms[k].key);
+    for (size_t k = 0; k < nfilter; k++)
+        free(filter_keys[k]);
+    free(syms);
+    free(filter_keys);
     ksym_btf_free(btf);
     return finish("test_multi_kernel");
 }
