@@ -110,6 +110,21 @@ else
         run "$t" "$OUT/$t"
     done
 fi
+# libbpf's newest source (build/libbpf-next: mk/objects.mk; the multi
+# links of Linux 7.3, in no release) as the second oracle of prepare: the
+# same corpus, multi.bpf.o's fentry.multi/fexit.multi/fsession.multi
+# programs included, which libbpf 1.7 does not know. Plain build only,
+# here only (tools/guest/parts.sh: HOST_C).
+LIBBPF_NEXT=${LIBBPF_NEXT:-build/libbpf-next}
+if [ ! -f "$LIBBPF_NEXT/lib/libbpf.a" ]; then
+    echo "FAIL libbpf-next oracle: no $LIBBPF_NEXT/lib/libbpf.a (make libbpf-next)" >&2
+    fail=1
+else
+    $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_NEXT/include" $cflags -o "$OUT/test_libbpf_prepare_next" \
+        c-tests/libbpf/test_libbpf_prepare.c -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs \
+        -Wl,-rpath,"$libdir"
+    run test_libbpf_prepare_next "$OUT/test_libbpf_prepare_next"
+fi
 # libbpf-dev (the system's libbpf, which bpftool uses) for the preload test.
 if pkg-config --exists libbpf; then
     # Preloaded into bpftool and a libbpf program: the same output.

@@ -49,3 +49,5 @@ libbpf-next: $(LIBBPF_NEXT)/lib/libbpf.a
 
 $(LIBBPF_NEXT)/lib/libbpf.a: c-tests/libbpf/build-libbpf-next.sh c-tests/libbpf/src/libbpf-f7081a6baf3f.tar.gz
 	nice -n 5 sh c-tests/libbpf/build-libbpf-next.sh $(LIBBPF_NEXT)
+
+test-c test-c-build: $(LIBBPF_NEXT)/lib/libbpf.a

@@ -1,4 +1,9 @@
 /*
+ * (Built twice by c-tests/run.sh: against libbpf 1.7, and as
+ * test_libbpf_prepare_next against libbpf's newest source, which knows
+ * Linux 7.3's fentry.multi, fexit.multi and fsession.multi sections of
+ * c-tests/bpf/multi.bpf.o.)
+ *
  * libbpf 1.7 as the oracle of every program of the corpus, loaded by this
  * kernel or not (tests/data/bpf-selftests-6.1, and the c-tests/bpf
  * objects): libbpf opens each object with every program's autoload on

@@ -41,10 +41,19 @@ impl Object {
             });
         };
         let named = a.set.as_deref().or(a.section.as_deref());
+        // A multi section that names a module needs that module's BTF
+        // object at load (libbpf cannot load it without: EINVAL); other
+        // multi programs load with no target.
+        let multi_at_load =
+            if def.is_multi() && a.section.as_ref().is_some_and(|n| n.module.is_some()) {
+                section::TARGET_AT_LOAD
+            } else {
+                0
+            };
         let at_load = if def.attaches_by_btf() || def.prog_type == section::prog::STRUCT_OPS {
             section::TARGET_AT_LOAD
         } else {
-            0
+            multi_at_load
         };
         let mut info = AttachInfo {
             prog_type: def.prog_type,
@@ -88,7 +97,7 @@ impl Object {
             info.attach_btf_id = 0;
             info.attach_btf_obj_fd = m.load_fd;
             info.addr = 0;
-            info.flags = (info.flags & !section::TARGET_AT_LOAD) | section::MULTI;
+            info.flags = (info.flags & !section::TARGET_AT_LOAD) | section::MULTI | multi_at_load;
             if info.module.is_none() && m.module.is_none() {
                 info.module = named.map(|_| c"vmlinux");
             }
