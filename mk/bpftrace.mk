@@ -4,13 +4,16 @@
 #
 #   make bpftrace-fork          unpack (once), patch, build in the root (incremental): $(BPFTRACE_FORK)
 #   make test-bpftrace-fork     the fork against Debian 13's bpftrace 0.23.2 in the 6.12 guest
-#                               (BPFTRACE_FORK_K=5.10: the 5.10 guest, in a chroot of the Debian 13 root)
+#                               (BPFTRACE_FORK_K=7.3: tracing_multi links; BPFTRACE_FORK_K=5.10:
+#                               the 5.10 guest, in a chroot of the Debian 13 root)
 #   make bench-bpftrace-fork    object size, time to attached/first event, peak RSS, in the 6.12 guest
 #
 # `make test` builds the fork (GUEST_DEPS: the root, then an incremental
 # build; its time from scratch is in docs/bpftrace-fork.md, seconds when
-# nothing changed) and runs the guest proof in the 6.12 boot of test-guest
-# (GUEST_SCRIPTS_6.12), whose root is the Debian 13 root. The 5.10 guest
+# nothing changed) and runs the guest proof in the 6.12 and 7.3 boots of
+# test-guest (GUEST_SCRIPTS_6.12, GUEST_SCRIPTS_7.3), whose root is the
+# Debian 13 root; on 7.3 the script runs only the cases whose code differs
+# with tracing_multi links (its time: docs/bpftrace-fork.md). The 5.10 guest
 # (no cookies, no func_ip) runs it with `make test-bpftrace-fork
 # BPFTRACE_FORK_K=5.10` (the script chroots into build/root/debian13, the
 # boot running this machine's Debian 12), not in make test: its bpftrace
@@ -35,4 +38,5 @@ bench-bpftrace-fork: guest-prepare-6.12
 	$(GUEST_RUN) --kernel 6.12 --timeout $(GUEST_TIMEOUT) -- python3 bench/bpftrace_fork.py $(BPFTRACE_FORK)
 
 GUEST_SCRIPTS_6.12 += bpftrace/tests/guest.sh
+GUEST_SCRIPTS_7.3 += bpftrace/tests/guest.sh
 GUEST_DEPS += bpftrace-fork

@@ -1,19 +1,23 @@
 #!/bin/sh
 # The bpftrace fork against Debian 13's unmodified bpftrace 0.23.2
 # (/usr/bin/bpftrace, the oracle), in a qemu guest: 6.12, whose root is the
-# Debian 13 root (fentry, cookies, func_ip, module BTF, tracefs), and 5.10
-# (no cookies, no func_ip, no module BTF), whose boot runs this machine's
-# Debian 12: there the script runs in a chroot of the Debian 13 root.
-# Run from the project directory:
+# Debian 13 root (fentry, cookies, func_ip, module BTF, tracefs), 7.3
+# (the same root, and tracing_multi links: the fork loads one program per
+# wildcard there), and 5.10 (no cookies, no func_ip, no module BTF), whose
+# boot runs this machine's Debian 12: there the script runs in a chroot of
+# the Debian 13 root. Run from the project directory:
 #
-#   make test-bpftrace-fork [BPFTRACE_FORK_K=5.10]
-#   (or: make guest-shell K=6.12 CMD='sh bpftrace/tests/guest.sh', K=5.10)
+#   make test-bpftrace-fork [BPFTRACE_FORK_K=7.3|5.10]
+#   (or: make guest-shell K=6.12 CMD='sh bpftrace/tests/guest.sh', K=7.3, K=5.10)
 #
 # Both binaries run the same scripts with the same workload; outputs are
 # compared after dropping only the "Attaching N probes..." line (compared
-# on its own) and, in kstack, the frames in BPF code (the program and its
-# trampoline, whose addresses differ by construction). The workload (dd and readlink, filtered by comm) makes the
-# same system calls in every run, so counts are compared too. Checks:
+# on its own), the fork's line saying a body falls back from a multi
+# program to one program per function (checked on its own), and, in
+# kstack, the frames in BPF code (the program and its trampoline, whose
+# addresses differ by construction). The workload (dd and readlink,
+# filtered by comm) makes the same system calls in every run, so counts
+# are compared too. Checks:
 # - "Attaching N": the same N (the fork: libksym's expansion intersected
 #   with bpftrace's matcher; 0.23.2: one program per match);
 # - the kernel's list of functions with a trampoline attached
@@ -29,9 +33,22 @@
 # - --emit-elf: one program per wildcard in the fork's object, one per
 #   function in 0.23.2's;
 # - a module's functions (dummy, driven by `ip link`): the same keys;
+# - the links, as the kernel describes them (/proc/PID/fdinfo of
+#   bpftrace's link fds, read by the workload): on a kernel with
+#   tracing_multi links (7.3), the fork attaches each wildcard whose body
+#   reads neither `args` nor `retval` with one tracing_multi link, and the
+#   two that do (refused by the verifier as multi: no typed arguments)
+#   with one link per function, each fallback said in one line; 0.23.2
+#   one link per function; elsewhere, both one link per function;
+# - a function the kernel refuses (`fentry:vmlinux:migrate_*`: migrate_disable
+#   and migrate_enable are on its deny list): 0.23.2 fails the whole probe,
+#   naming one; the fork warns once for each function 0.23.2 cannot load
+#   alone, and the kernel lists every other function with a trampoline;
 # - a wildcard matching nothing: the same message and exit status;
 # - 5.10: `probe` without cookies or func_ip (the per-alias index), and
 #   `func` refused by both with the same error.
+# 7.3 runs the cases whose code differs there (main, links, dummy,
+# refused); --emit-elf and the empty wildcard are 6.12's.
 # Exit 0 when every check passed.
 set -u
 
@@ -74,16 +91,30 @@ has() { [ "$(sh tools/guest/kernels.sh get "${KSYM_KERNEL:-}" "$1" 2> /dev/null)
 # per-alias index without cookies, func refused): 0.23.2 is slow there.
 full=1
 has func_ip || full=0
+multi=0
+has tracing_multi && multi=1
 tracing=/sys/kernel/tracing
 [ -r $tracing/enabled_functions ] || tracing=/sys/kernel/debug/tracing
 
 # bpftrace -c splits its command on spaces: the workloads are files.
+# work.sh ENABLED [LINKS]: the kernel's functions with a trampoline, and
+# bpftrace's links as the kernel describes them (its parent is bpftrace):
+# one line per link, its type and its count of functions.
+cat > "$tmp/links.sh" << 'EOF'
+for f in /proc/$1/fdinfo/*; do
+    awk '/^link_type:/ { t = $2 } /^cnt:/ { c = $2 } END { if (t != "") print t, (c == "" ? 1 : c) }' "$f"
+done
+EOF
 cat > "$tmp/work.sh" << EOF
 /usr/bin/dd if=/dev/zero of=/dev/null bs=1 count=$count status=none
 /usr/bin/readlink /proc/self/exe > /dev/null
 cat $tracing/enabled_functions > "\$1"
+[ -z "\$2" ] || sh $tmp/links.sh \$PPID > "\$2"
 EOF
-echo 'ip link add ksymbt0 type dummy && ip link set ksymbt0 up && ip link del ksymbt0' > "$tmp/iplink.sh"
+cat > "$tmp/iplink.sh" << EOF
+ip link add ksymbt0 type dummy && ip link set ksymbt0 up && ip link del ksymbt0
+sh $tmp/links.sh \$PPID > "\$1"
+EOF
 
 # run NAME TOOL PROG [CMD]: NAME.TOOL.out (stdout and stderr), NAME.TOOL.rc
 run() {
@@ -101,14 +132,16 @@ run() {
 }
 attached() { sed -n 's/^Attaching \([0-9]*\) probes*\.\.\.$/\1/p' "$tmp/$1.$2.out"; }
 rc() { cat "$tmp/$1.$2.rc"; }
-# The output without "Attaching N", and a kstack without its frames in BPF
+# The fork's line for a body the kernel refuses as one multi program.
+fallback=': the kernel refuses the body as one multi program ('
+# The output without "Attaching N" and that line, and a kstack without its frames in BPF
 # code: those above the probe's own function (the program and its
 # trampoline, printed as bpf_trampoline_ID or as whatever kallsyms symbol
 # precedes them, by whichever symbol cache was read when). Map entries
 # with equal values print in hash order: each entry is joined into one
 # line (kstack keys span several) and the entries sorted.
 body() {
-    grep -v -e '^Attaching [0-9]* probes*\.\.\.$' "$tmp/$1.$2.out" |
+    grep -v -e '^Attaching [0-9]* probes*\.\.\.$' -e "^WARNING: .*$fallback" "$tmp/$1.$2.out" |
         awk 'function flush() {
                 if (e == "") return
                 if (n > 1 && fn != "") {
@@ -129,8 +162,28 @@ show() {
         head -n 40 "$tmp/$1.$tool.out" | sed 's/^/  /'
     done
 }
-# Functions with a trampoline (direct call) attached, from the kernel.
-tramps() { awk '/direct|tramp/ { print $1 }' "$1" | sort -u; }
+# Functions with a trampoline (direct call) attached, from the kernel: the
+# function's line says so, or (7.3) the line after it.
+tramps() { awk '$1 !~ /^(direct|tramp)/ { f = $1 } /direct|tramp/ { print f }' "$1" | sort -u; }
+
+# links NAME TOOL TYPE: how many links of TYPE bpftrace held, and their
+# functions, as the kernel describes them (fdinfo: link_type, cnt).
+links() { awk -v t="$3" '$1 == t { n++; c += $2 } END { print n + 0, c + 0 }' "$tmp/$1.$2.links"; }
+# links_check NAME TOOL MULTI FALLBACKS N: TOOL held MULTI tracing_multi
+# links, and one tracing link for each other function, N in all; the
+# probes it said fall back from a multi program are FALLBACKS (sorted),
+# each in the verifier's words (bpf_multi_func has no typed argument).
+links_check() {
+    set -- "$1" "$2" "$3" "$4" "$5" "$(links "$1" "$2" tracing_multi)" "$(links "$1" "$2" tracing)"
+    said=$(sed -n "s/^WARNING: \(.*\)$fallback.*/\1/p" "$tmp/$1.$2.out" | sort | tr '\n' ' ' | sed 's/ $//')
+    why=$(grep -c "^WARNING: .*${fallback}.*bpf_multi_func" "$tmp/$1.$2.out")
+    if [ "${6% *}" = "$3" ] && [ $((${6#* } + ${7#* })) = "$5" ] && [ "${7% *}" = "${7#* }" ] &&
+        [ "$said" = "$4" ] && { [ -z "$4" ] || [ "$why" = "$(echo "$4" | wc -w)" ]; }; then
+        ok "$1: $2: the kernel shows ${6% *} tracing_multi links (${6#* } functions) and ${7% *} tracing links, $5 functions${4:+; multi refused for $4}"
+    else
+        bad "$1: $2: the kernel shows ${6% *} tracing_multi links (${6#* } functions) and ${7% *} tracing links, want $3 and $5 functions in all; multi refused for '$said' ($why with the verifier's words), want '$4'"
+    fi
+}
 
 # pair_check NAME PREFIX MIN: in the fork's output, every PREFIXfn, func]
 # entry has fn = func: `probe` (the alias's own index) names the function
@@ -157,8 +210,8 @@ kretfunc:vmlinux:vfs_write* /comm == "dd"/ { @w[probe'$f'] = count(); }
 fexit:vmlinux:__x64_sys_read* /comm == "dd" || comm == "readlink"/ { @a[probe, args.regs->dx, retval] = count(); }
 kfunc:vmlinux:__x64_sys_write* /comm == "dd"/ { @b[probe, args->regs->dx] = count(); }
 fentry:vmlinux:ksys_write* /comm == "dd"/ { @k[probe, kstack(4)] = count(); }'
-run main fork "$p" "/bin/sh $tmp/work.sh $tmp/main.fork.enabled"
-run main deb "$p" "/bin/sh $tmp/work.sh $tmp/main.deb.enabled"
+run main fork "$p" "/bin/sh $tmp/work.sh $tmp/main.fork.enabled $tmp/main.fork.links"
+run main deb "$p" "/bin/sh $tmp/work.sh $tmp/main.deb.enabled $tmp/main.deb.links"
 nf=$(attached main fork)
 nd=$(attached main deb)
 if [ "$(rc main fork)" != 0 ] || [ "$(rc main deb)" != 0 ] || [ -z "$nf" ]; then
@@ -193,11 +246,22 @@ else
     else
         bad "main: no func_ip: no @r[fentry:vmlinux:vfs_readlink] in the fork's output"
     fi
+    # With tracing_multi links: the three bodies that read neither args nor
+    # retval (@r, @w, @k) as one link each, the two that do (@a, @b) one
+    # link per function, each said once (the verifier's own words).
+    # 0.23.2, and the fork elsewhere: one link per function.
+    if [ $multi = 1 ]; then
+        links_check main fork 3 "fentry:vmlinux:__x64_sys_write* fexit:vmlinux:__x64_sys_read*" "$nf"
+    else
+        links_check main fork 0 "" "$nf"
+    fi
+    links_check main deb 0 "" "$nd"
 fi
 
 # One body per wildcard: the fork's object has one program for each of the
 # script's 5 wildcards, 0.23.2's one per function (its "Attaching N").
-[ $full = 1 ] && {
+# Not with tracing_multi links (7.3): codegen's, the same there.
+[ $full = 1 ] && [ $multi = 0 ] && {
 "$fork" --emit-elf "$tmp/main.fork.o" -e "$p" > /dev/null 2>&1
 "$deb" --emit-elf "$tmp/main.deb.o" -e "$p" > /dev/null 2>&1
 progs() { readelf -sW "$1" 2> /dev/null | awk '$4 == "FUNC" && $5 == "GLOBAL"' | grep -c .; }
@@ -215,8 +279,8 @@ if ! has module_btf; then
     echo "skip dummy: this kernel has no module BTF (fentry on a module's functions needs it)"
 elif [ -d /sys/module/dummy ]; then
     p='fentry:dummy:* { @[probe] = count(); } kretfunc:dummy:* { @x[probe, func] = count(); }'
-    run dummy fork "$p" "/bin/sh $tmp/iplink.sh"
-    run dummy deb "$p" "/bin/sh $tmp/iplink.sh"
+    run dummy fork "$p" "/bin/sh $tmp/iplink.sh $tmp/dummy.fork.links"
+    run dummy deb "$p" "/bin/sh $tmp/iplink.sh $tmp/dummy.deb.links"
     nf=$(attached dummy fork)
     nd=$(attached dummy deb)
     body dummy fork | sed 's/: [0-9]*$//' | sort > "$tmp/dummy.fork.keys"
@@ -225,6 +289,9 @@ elif [ -d /sys/module/dummy ]; then
         grep -q '^@\[fentry:dummy:' "$tmp/dummy.deb.keys" && cmp -s "$tmp/dummy.fork.keys" "$tmp/dummy.deb.keys"; then
         ok "dummy: both attach $nf probes, the same $(grep -c '^@' "$tmp/dummy.deb.keys") keys"
         pair_check dummy '@x\[fexit:dummy:' 3
+        # A module's functions: one tracing_multi link each, loaded with
+        # the module's BTF object.
+        links_check dummy fork $((2 * multi)) "" "$nf"
     else
         bad "dummy: attach $nf against $nd, or keys differ: < fork, > 0.23.2"
         diff "$tmp/dummy.fork.keys" "$tmp/dummy.deb.keys" | head -n 20 | sed 's/^/  /'
@@ -234,10 +301,11 @@ else
     bad "dummy: the module is not loaded (modprobe dummy)"
 fi
 
-# 3. A wildcard matching nothing: 0.23.2's own message and status.
+# 3. A wildcard matching nothing: 0.23.2's own message and status (not on
+# 7.3: codegen's, the same there).
 p='fentry:vmlinux:ksym_no_such_function_* { @ = count(); }'
-[ $full = 1 ] && run nothing fork "$p" && run nothing deb "$p"
-if [ $full = 0 ]; then
+[ $full = 1 ] && [ $multi = 0 ] && run nothing fork "$p" && run nothing deb "$p"
+if [ $full = 0 ] || [ $multi = 1 ]; then
     :
 elif cmp -s "$tmp/nothing.fork.out" "$tmp/nothing.deb.out" && [ "$(rc nothing fork)" = "$(rc nothing deb)" ]; then
     ok "no match: the same message ($(head -n 1 "$tmp/nothing.deb.out")), exit $(rc nothing deb)"
@@ -259,6 +327,47 @@ if ! has func_ip; then
         bad "func without func_ip: outputs differ"
         show func_ip
     fi
+fi
+
+# 5. Functions the kernel refuses inside a wildcard: migrate_disable and
+# migrate_enable are on its deny list (BPF trampolines may not call into
+# them). 0.23.2 fails the whole probe, naming the first; the fork skips each
+# with one warning and attaches the rest. The oracles: 0.23.2 on each
+# warned function alone (it must fail), and the kernel's functions with a
+# trampoline during the fork's run (every other function bpftrace lists).
+if [ $full = 1 ]; then
+    p='fentry:vmlinux:migrate_* { @[probe] = count(); }'
+    run refused fork "$p" "/bin/sh $tmp/work.sh $tmp/refused.fork.enabled $tmp/refused.fork.links"
+    run refused deb "$p" "/bin/sh $tmp/work.sh $tmp/refused.deb.enabled"
+    "$deb" -l 'fentry:vmlinux:migrate_*' | sed -n 's/^fentry:vmlinux://p' | sort > "$tmp/refused.list"
+    sed -n 's/^WARNING: fentry:vmlinux:\([^:]*\): \(loading\|attaching\) failed: .*, skipping\.$/\1/p' \
+        "$tmp/refused.fork.out" | sort > "$tmp/refused.warned"
+    sed -n 's/^WARNING: fentry:vmlinux:\([^:]*\): bpftrace matches it, libksym does not expand to it, skipping\.$/\1/p' \
+        "$tmp/refused.fork.out" | sort > "$tmp/refused.skipped"
+    first=$(sed -n 's/^ERROR: Error loading BPF program for fentry_vmlinux_\(.*\)_[0-9]*\. .*/\1/p' "$tmp/refused.deb.out" | head -n 1)
+    alone=""
+    for fn in $(cat "$tmp/refused.warned"); do
+        run "refused_$fn" deb "fentry:vmlinux:$fn { @ = count(); }" "/bin/true"
+        if [ "$(rc "refused_$fn" deb)" = 0 ] ||
+            ! grep -q "^ERROR: Error loading BPF program for fentry_vmlinux_${fn}_1\." "$tmp/refused_$fn.deb.out"; then
+            alone="$alone $fn"
+        fi
+    done
+    sort "$tmp/refused.warned" "$tmp/refused.skipped" | comm -23 "$tmp/refused.list" - > "$tmp/refused.want"
+    tramps "$tmp/refused.fork.enabled" | grep -x -F -f "$tmp/refused.list" > "$tmp/refused.tramps"
+    nw=$(grep -c . "$tmp/refused.warned")
+    if [ "$(rc refused fork)" = 0 ] && [ "$(rc refused deb)" != 0 ] && [ "$nw" -ge 1 ] && [ -n "$first" ] &&
+        grep -qx "$first" "$tmp/refused.warned" && [ -z "$alone" ] &&
+        [ "$(attached refused fork)" = "$(attached refused deb)" ] &&
+        [ -s "$tmp/refused.want" ] && cmp -s "$tmp/refused.want" "$tmp/refused.tramps"; then
+        ok "refused: 0.23.2 fails the probe ($first); the fork warns for $(tr '\n' ' ' < "$tmp/refused.warned")(each refused alone by 0.23.2) and the kernel lists the other $(grep -c . "$tmp/refused.tramps") with a trampoline"
+    else
+        bad "refused: the fork exits $(rc refused fork), 0.23.2 $(rc refused deb) naming '$first'; warned: $(tr '\n' ' ' < "$tmp/refused.warned"); not refused alone by 0.23.2: '$alone'; trampolines: < want, > the kernel's"
+        diff "$tmp/refused.want" "$tmp/refused.tramps" | head -n 20 | sed 's/^/  /'
+        show refused
+    fi
+    [ $multi = 1 ] && [ -s "$tmp/refused.fork.links" ] &&
+        echo "     (refused: the fork's links: $(links refused fork tracing_multi) tracing_multi, $(links refused fork tracing) tracing)"
 fi
 
 rm -rf "$tmp"
