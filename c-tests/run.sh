@@ -113,8 +113,9 @@ fi
 # libbpf's newest source (build/libbpf-next: mk/objects.mk; the multi
 # links of Linux 7.3, in no release) as the second oracle of prepare: the
 # same corpus, multi.bpf.o's fentry.multi/fexit.multi/fsession.multi
-# programs included, which libbpf 1.7 does not know. Plain build only,
-# here only (tools/guest/parts.sh: HOST_C).
+# programs included, which libbpf 1.7 does not know. Plain build only;
+# the guests run it on multi.bpf.o alone (tools/guest/tests.sh), where a
+# module's section meets the module's BTF object.
 LIBBPF_NEXT=${LIBBPF_NEXT:-build/libbpf-next}
 if [ ! -f "$LIBBPF_NEXT/lib/libbpf.a" ]; then
     echo "FAIL libbpf-next oracle: no $LIBBPF_NEXT/lib/libbpf.a (make libbpf-next)" >&2
