@@ -103,6 +103,7 @@ if [ ! -f "$LIBBPF_ORACLE/lib/libbpf.a" ]; then
 else
     for src in c-tests/libbpf/test_*.c; do
         t=$(basename "$src" .c)
+        case $t in *_next) continue ;; esac # libbpf-next's, below
         wrap=
         [ "$t" != test_libbpf_prepare ] || wrap=-Wl,--wrap=syscall
         $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_ORACLE/include" $cflags -o "$OUT/$t" "$src" \
@@ -125,6 +126,14 @@ else
         c-tests/libbpf/test_libbpf_prepare.c -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs \
         -Wl,-rpath,"$libdir"
     run test_libbpf_prepare_next "$OUT/test_libbpf_prepare_next"
+    # Tests of libbpf-next alone (*_next.c): its multi links against
+    # libksym's on the running kernel.
+    for src in c-tests/libbpf/test_*_next.c; do
+        t=$(basename "$src" .c)
+        $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_NEXT/include" $cflags -o "$OUT/$t" "$src" \
+            -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
+        run "$t" "$OUT/$t"
+    done
 fi
 # libbpf-dev (the system's libbpf, which bpftool uses) for the preload test.
 if pkg-config --exists libbpf; then
