@@ -103,6 +103,7 @@ if [ ! -f "$LIBBPF_ORACLE/lib/libbpf.a" ]; then
 else
     for src in c-tests/libbpf/test_*.c; do
         t=$(basename "$src" .c)
+        case $t in *_next) continue ;; esac # libbpf-next's, below
         wrap=
         [ "$t" != test_libbpf_prepare ] || wrap=-Wl,--wrap=syscall
         $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_ORACLE/include" $cflags -o "$OUT/$t" "$src" \
@@ -113,8 +114,9 @@ fi
 # libbpf's newest source (build/libbpf-next: mk/objects.mk; the multi
 # links of Linux 7.3, in no release) as the second oracle of prepare: the
 # same corpus, multi.bpf.o's fentry.multi/fexit.multi/fsession.multi
-# programs included, which libbpf 1.7 does not know. Plain build only,
-# here only (tools/guest/parts.sh: HOST_C).
+# programs included, which libbpf 1.7 does not know. Plain build only;
+# the guests run it on multi.bpf.o alone (tools/guest/tests.sh), where a
+# module's section meets the module's BTF object.
 LIBBPF_NEXT=${LIBBPF_NEXT:-build/libbpf-next}
 if [ ! -f "$LIBBPF_NEXT/lib/libbpf.a" ]; then
     echo "FAIL libbpf-next oracle: no $LIBBPF_NEXT/lib/libbpf.a (make libbpf-next)" >&2
@@ -124,6 +126,14 @@ else
         c-tests/libbpf/test_libbpf_prepare.c -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs \
         -Wl,-rpath,"$libdir"
     run test_libbpf_prepare_next "$OUT/test_libbpf_prepare_next"
+    # Tests of libbpf-next alone (*_next.c): its multi links against
+    # libksym's on the running kernel.
+    for src in c-tests/libbpf/test_*_next.c; do
+        t=$(basename "$src" .c)
+        $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_NEXT/include" $cflags -o "$OUT/$t" "$src" \
+            -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
+        run "$t" "$OUT/$t"
+    done
 fi
 # libbpf-dev (the system's libbpf, which bpftool uses) for the preload test.
 if pkg-config --exists libbpf; then

@@ -1987,10 +1987,12 @@ struct ksym_bpf_attach {
 /**
  * ksym_bpf_attach.flags: the kernel needs the target to load the program
  * (it loads with attach_btf_id: fentry, fexit, fmod_ret, lsm, iter,
- * tp_btf, freplace, struct_ops), so a program whose target did not
- * resolve cannot load; without this flag the target matters only when
- * attaching (kprobe, raw_tp), and the program loads whatever its error
- * says.
+ * tp_btf, freplace, struct_ops; or, for a multi section that names a
+ * module, `fentry.multi/9p:v9fs_*`, with that module's BTF object, in
+ * which the kernel reads the link's ids), so a program whose target did
+ * not resolve cannot load; without this flag the target matters only
+ * when attaching (kprobe, raw_tp), and the program loads whatever its
+ * error says.
  */
 #define KSYM_ATTACH_TARGET_AT_LOAD 8
 
@@ -2140,6 +2142,8 @@ int ksym_bpf_program_expand(struct ksym_bpf_object *obj,
  * ksym_bpf_program_multi_attach): it loads with no attach target
  * (attach_btf_id 0; the kernel gives it its `bpf_multi_func` prototype)
  * and attaches through `tracing_multi` links (ksym_bpf_program_multi_link).
+ * With KSYM_ATTACH_TARGET_AT_LOAD only when its section names a module:
+ * it loads with that module's BTF object.
  */
 #define KSYM_ATTACH_MULTI 32
 

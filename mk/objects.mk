@@ -40,8 +40,10 @@ GUEST_C_HOST_7.3 += test_libbpf_prepare
 
 # libbpf's newest source (c-tests/libbpf/src: the multi links of Linux
 # 7.3, in no release), built static into build/libbpf-next: the oracle of
-# the multi sections' prepared programs and load attributes, and a
-# contender of make bench-attach. Test-only.
+# the multi sections' prepared programs and load attributes
+# (test_libbpf_prepare_next) and of their links on the kernel
+# (c-tests/libbpf/*_next.c), and a contender of make bench-attach.
+# Test-only.
 LIBBPF_NEXT := $(BUILD)/libbpf-next
 
 .PHONY: libbpf-next

@@ -30,7 +30,7 @@ rust_list=$2
 c_dir=$3
 shift 3
 WHOLE="btf_snapshot"
-HOST_C="test_bpf test_check test_resolve test_threads test_sz test_libbpf_vars test_kind_names test_dlopen test_cxx test_libbpf_prepare_next"
+HOST_C="test_bpf test_check test_resolve test_threads test_sz test_libbpf_vars test_kind_names test_dlopen test_cxx"
 
 die() { echo "parts.sh: $*" >&2; exit 1; }
 [ -s "$rust_list" ] || die "no Rust test list $rust_list"

@@ -67,6 +67,10 @@ while read -r kind name path filter count; do
         c)
             case $name in
                 test_libbpf_corpus) KSYM_CORPUS_ONLY=$corpus_only "$path" > "$log" 2>&1 ;;
+                # libbpf's newest source on the multi programs (the whole
+                # corpus runs on the host): a module's section against the
+                # kernel's module BTF objects.
+                test_libbpf_prepare_next) KSYM_CORPUS_ONLY=multi.bpf.o "$path" > "$log" 2>&1 ;;
                 *) "$path" > "$log" 2>&1 ;;
             esac
             rc=$?

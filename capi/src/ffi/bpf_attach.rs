@@ -21,10 +21,12 @@ pub const KSYM_ATTACH_XDP_FRAGS: c_uint = 2;
 pub const KSYM_ATTACH_OPTIONAL: c_uint = 4;
 /// ksym_bpf_attach.flags: the kernel needs the target to load the program
 /// (it loads with attach_btf_id: fentry, fexit, fmod_ret, lsm, iter,
-/// tp_btf, freplace, struct_ops), so a program whose target did not
-/// resolve cannot load; without this flag the target matters only when
-/// attaching (kprobe, raw_tp), and the program loads whatever its error
-/// says.
+/// tp_btf, freplace, struct_ops; or, for a multi section that names a
+/// module, `fentry.multi/9p:v9fs_*`, with that module's BTF object, in
+/// which the kernel reads the link's ids), so a program whose target did
+/// not resolve cannot load; without this flag the target matters only
+/// when attaching (kprobe, raw_tp), and the program loads whatever its
+/// error says.
 pub const KSYM_ATTACH_TARGET_AT_LOAD: c_uint = 8;
 /// ksym_bpf_attach.flags: a return probe (kretprobe, uretprobe and their
 /// `.multi` forms): attach it as one (the kprobe or uprobe PMU's

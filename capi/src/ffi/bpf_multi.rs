@@ -18,6 +18,8 @@ use super::{c_bytes, int_call, write_out};
 /// ksym_bpf_program_multi_attach): it loads with no attach target
 /// (attach_btf_id 0; the kernel gives it its `bpf_multi_func` prototype)
 /// and attaches through `tracing_multi` links (ksym_bpf_program_multi_link).
+/// With KSYM_ATTACH_TARGET_AT_LOAD only when its section names a module:
+/// it loads with that module's BTF object.
 pub const KSYM_ATTACH_MULTI: c_uint = 32;
 const _: () = assert!(KSYM_ATTACH_MULTI == ksym::bpf::MULTI);
 
