@@ -99,9 +99,12 @@ $(BUILD)/libkl.a: $(patsubst tools/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
 
 # The CLI links libksym statically: it runs from anywhere, installed or not.
 # `ksym trace` carries its counting program (tools/bpf/count.bpf.o) inside.
-$(BUILD)/ksym: tools/cli.c tools/trace.c tools/trace.h $(LOADER_HDRS) $(BUILD)/libkl.a $(BUILD)/count_bpf.h \
+# tools/cli.c is the command table; each command family has its file
+# (tools/cli.h).
+CLI_SRCS := $(sort $(wildcard tools/cli*.c)) tools/trace.c
+$(BUILD)/ksym: $(CLI_SRCS) tools/cli.h tools/trace.h $(LOADER_HDRS) $(BUILD)/libkl.a $(BUILD)/count_bpf.h \
                $(BUILD)/libksym.a $(BUILD)/native-static-libs
-	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ tools/cli.c tools/trace.c $(BUILD)/libkl.a $(BUILD)/libksym.a \
+	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ $(CLI_SRCS) $(BUILD)/libkl.a $(BUILD)/libksym.a \
 	    $$(cat $(BUILD)/native-static-libs)
 
 $(BUILD)/count_bpf.h: tools/bpf/count.bpf.o
