@@ -85,11 +85,26 @@ endef
 $(BUILD)/ksym.pc: pkgconfig/ksym.pc.in $(BUILD)/native-static-libs Cargo.toml
 	$(call make_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR),$@)
 
+# The bundled loader (tools/bpf_loader.h, tools/bpf_multi.h: internal, not
+# installed), compiled once into build/libkl.a for the CLI and the bench's
+# tools (c-tests/run.sh builds its own, with the tests' flags).
+LOADER_SRCS := $(sort $(wildcard tools/bpf_loader_*.c)) tools/bpf_multi.c
+LOADER_HDRS := tools/bpf_abi.h tools/bpf_loader.h tools/bpf_multi.h include/ksym.h
+$(BUILD)/loader/%.o: tools/%.c $(LOADER_HDRS)
+	@mkdir -p $(BUILD)/loader
+	$(CC) $(CWARN) -O2 -Iinclude -c -o $@ $<
+$(BUILD)/libkl.a: $(patsubst tools/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
 # The CLI links libksym statically: it runs from anywhere, installed or not.
 # `ksym trace` carries its counting program (tools/bpf/count.bpf.o) inside.
-$(BUILD)/ksym: tools/cli.c tools/trace.c tools/trace.h tools/bpf_loader.h tools/bpf_multi.h include/ksym.h $(BUILD)/count_bpf.h \
+# tools/cli.c is the command table; each command family has its file
+# (tools/cli.h).
+CLI_SRCS := $(sort $(wildcard tools/cli*.c)) tools/trace.c
+$(BUILD)/ksym: $(CLI_SRCS) tools/cli.h tools/trace.h $(LOADER_HDRS) $(BUILD)/libkl.a $(BUILD)/count_bpf.h \
                $(BUILD)/libksym.a $(BUILD)/native-static-libs
-	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ tools/cli.c tools/trace.c $(BUILD)/libksym.a \
+	$(CC) $(CWARN) -O2 -Iinclude -I$(BUILD) -o $@ $(CLI_SRCS) $(BUILD)/libkl.a $(BUILD)/libksym.a \
 	    $$(cat $(BUILD)/native-static-libs)
 
 $(BUILD)/count_bpf.h: tools/bpf/count.bpf.o
@@ -123,7 +138,7 @@ check-header:
 	@echo "include/ksym.h matches the source"
 	@# make bench's C tools against the header (make test runs no bench:
 	@# without this they break unseen), compiled, not linked.
-	@for f in tools/relo_bench.c tools/libbpf_compare.c bcc/bench/bench.c; do \
+	@for f in tools/relo_bench.c tools/libbpf_compare.c bcc/bench/bench.c $(LOADER_SRCS); do \
 	    $(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -fsyntax-only $$f || { echo "$$f does not compile (make bench)" >&2; exit 1; }; done
 	@echo "make bench's C tools compile"
 
@@ -275,11 +290,11 @@ bench-compare: testdata
 # The alias objects through libbpf and libksym side by side (needs libbpf-dev;
 # says SKIP without it or without bpf()). <linux/bpf.h>, which libbpf's
 # headers include, is not -pedantic C99: this one is built as gnu11.
-compare-libbpf: lib $(BUILD)/native-static-libs testdata
+compare-libbpf: lib $(BUILD)/native-static-libs $(BUILD)/libkl.a testdata
 	@if ! pkg-config --exists libbpf; then \
 	    echo "compare-libbpf: SKIP: libbpf not installed (apt-get install libbpf-dev)"; exit 0; fi; \
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -o $(BUILD)/libbpf_compare \
-	    tools/libbpf_compare.c $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs) \
+	    tools/libbpf_compare.c $(BUILD)/libkl.a $(BUILD)/libksym.a $$(cat $(BUILD)/native-static-libs) \
 	    $$(pkg-config --libs libbpf) \
 	&& $(BUILD)/libbpf_compare c-tests/bpf/aliases.bpf.o c-tests/bpf/many_aliases.bpf.o \
 	&& $(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -Iinclude -o $(BUILD)/relo_bench tools/relo_bench.c \

@@ -23,8 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* shim.c's: to tell bcc's library from one that only passes ours on. */
-void *bcc_symcache_new(int pid, struct bcc_symbol_option *option);
+/* This library's own bcc_symcache_new (ksym_bcc_real_own): to tell bcc's
+ * library from one that only passes ours on. */
+static void *(*own_symcache_new)(int, struct bcc_symbol_option *);
+
+void ksym_bcc_real_own(void *(*symcache_new)(int, struct bcc_symbol_option *))
+{
+    own_symcache_new = symcache_new;
+}
 
 /* ----- bcc's libraries among the loaded objects --------------------------- */
 
@@ -70,7 +76,7 @@ static void *loaded_bcc(char *path, size_t len)
         if (!h)
             continue;
         void *f = lookup(h, "bcc_symcache_new");
-        if (f && f != (void *)bcc_symcache_new) {
+        if (f && f != (void *)own_symcache_new) {
             snprintf(path, len, "%s", l.path[i]);
             return h;
         }
@@ -99,7 +105,7 @@ static void fill_api(void *handle)
 
 static int usable(void)
 {
-    if (real.symcache_new && real.symcache_new != bcc_symcache_new && real.free_symcache)
+    if (real.symcache_new && real.symcache_new != own_symcache_new && real.free_symcache)
         return 1;
     memset(&real, 0, sizeof(real));
     return 0;

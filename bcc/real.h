@@ -17,6 +17,12 @@ struct bcc_api {
     void (*refresh)(void *);
 };
 
+/* This library's own bcc_symcache_new (shim.c's), which a library that
+ * only passes ours on (the interposer) exports too: given once, by shim.c's
+ * constructor, before anything here is asked (real.c then names nothing
+ * of shim.c's). */
+void ksym_bcc_real_own(void *(*symcache_new)(int, struct bcc_symbol_option *));
+
 /* bcc's functions: from the bcc library already in the process (the
  * preloaded tool's, or the one behind the interposer), else from
  * KSYM_BCC_FORWARD_LIB, libbcc_bpf.so.0 or libbcc.so.0, loaded. Found once;

@@ -61,8 +61,11 @@ static void version_text(char *buf, size_t len)
         snprintf(buf, len, "bcc %d.%d.%d (%s)", v->major, v->minor, v->patch, v->source);
 }
 
+EXPORT void *bcc_symcache_new(int pid, struct bcc_symbol_option *option);
+
 __attribute__((constructor)) static void init(void)
 {
+    ksym_bcc_real_own(bcc_symcache_new);
     ksym_bcc_settings_read();
     if (!ksym_bcc_settings.debug)
         return;

@@ -1,7 +1,7 @@
 /*
- * tools/bpf_loader.h spells out the bpf_attr layouts it uses (so that it
- * compiles as strict C99); this checks them against <linux/bpf.h> at
- * compile time. Built with -std=gnu11: the kernel header needs it.
+ * tools/bpf_abi.h (which tools/bpf_loader.h includes) spells out the
+ * bpf_attr layouts the bundled loader uses (so that it compiles as strict
+ * C99); this checks them against <linux/bpf.h> at compile time. Built with -std=gnu11: the kernel header needs it.
  *
  * Fields newer than the installed <linux/bpf.h> (linux-libc-dev) are not
  * checked, and the program says which were left out.

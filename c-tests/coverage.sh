@@ -5,7 +5,9 @@
 # and C++ test code with its comments removed: not a mention in a comment
 # or a BPF source (c-tests/bpf/*.bpf.c), not the function's name as a
 # value (`name)`, `name,`: sizeof, __typeof__, a pointer taken), and not a
-# struct of the same name (`sizeof(struct ksym_btf_stats)`).
+# struct of the same name (`sizeof(struct ksym_btf_stats)`). A test's code
+# is its file and the headers of c-tests/ it includes (the helpers tests
+# share, as tool_objects.h), but the harness, check.h.
 set -eu
 fail=0
 table=${1:-}
@@ -18,8 +20,15 @@ for src in c-tests/*.c c-tests/*/*.c c-tests/*.cpp; do
     # The preprocessor without includes or macro expansion: comments gone,
     # strings and code as written; then the names of types (struct, union,
     # enum ksym_*) dropped, some of which are function names too.
-    ${CC:-cc} -fpreprocessed -dD -E -P -x c "$src" 2> /dev/null | grep -v '^#' |
-        sed -E 's/\b(struct|union|enum)[[:space:]]+ksym_[a-z0-9_]+//g' > "$code/$t.$$" ||
+    headers=$(sed -n 's/^#include "\([^"]*\.h\)".*/\1/p' "$src" | while read -r h; do
+        f=$(dirname "$src")/$h
+        case $f in */check.h | *tools/*) continue ;; esac
+        [ -f "$f" ] && echo "$f"
+    done)
+    for f in "$src" $headers; do
+        ${CC:-cc} -fpreprocessed -dD -E -P -x c "$f" 2> /dev/null | grep -v '^#' ||
+            { echo "FAIL: cannot strip the comments of $f" >&2; exit 1; }
+    done | sed -E 's/\b(struct|union|enum)[[:space:]]+ksym_[a-z0-9_]+//g' > "$code/$t.$$" ||
         { echo "FAIL: cannot strip the comments of $src" >&2; exit 1; }
     cat "$code/$t.$$" >> "$code/$t"
     rm -f "$code/$t.$$"

@@ -54,9 +54,26 @@ run() {
 have_valgrind=1
 command -v valgrind > /dev/null 2>&1 || have_valgrind=0
 
+# The bundled loader (tools/bpf_loader.h, tools/bpf_multi.h: internal, not
+# installed), compiled once with the tests' flags, plain and with the
+# sanitizers, into an archive each test links (only the tests that call it
+# take anything from it).
+loader_srcs="$(ls tools/bpf_loader_*.c) tools/bpf_multi.c"
+mkdir -p "$OUT/loader" "$OUT/loader.asan"
+rm -f "$OUT/libkl.a" "$OUT/libkl.asan.a"
+for src in $loader_srcs; do
+    o=$(basename "$src" .c).o
+    $CC $CFLAGS $cflags -c -o "$OUT/loader/$o" "$src"
+    $CC $CFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+        $cflags -c -o "$OUT/loader.asan/$o" "$src"
+done
+ar rcs "$OUT/libkl.a" "$OUT"/loader/*.o
+ar rcs "$OUT/libkl.asan.a" "$OUT"/loader.asan/*.o
+kl="$OUT/libkl.a"
+
 for src in c-tests/test_*.c; do
     t=$(basename "$src" .c)
-    $CC $CFLAGS $cflags -o "$OUT/$t" "$src" $libs -lpthread -Wl,-rpath,"$libdir"
+    $CC $CFLAGS $cflags -o "$OUT/$t" "$src" "$kl" $libs -lpthread -Wl,-rpath,"$libdir"
     run "$t" "$OUT/$t"
     [ "$build_only" = 0 ] || continue
     if [ "$have_valgrind" = 1 ]; then
@@ -67,9 +84,9 @@ for src in c-tests/test_*.c; do
         fail=1
     fi
     $CC $CFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
-        $cflags -o "$OUT/$t.asan" "$src" $libs -lpthread -Wl,-rpath,"$libdir"
+        $cflags -o "$OUT/$t.asan" "$src" "$OUT/libkl.asan.a" $libs -lpthread -Wl,-rpath,"$libdir"
     run "$t.asan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1 "$OUT/$t.asan"
-    $CC $CFLAGS $cflags -o "$OUT/$t.static" "$src" "$libdir/libksym.a" $static_libs -lpthread
+    $CC $CFLAGS $cflags -o "$OUT/$t.static" "$src" "$kl" "$libdir/libksym.a" $static_libs -lpthread
     if readelf -d "$OUT/$t.static" | grep -q 'libksym'; then
         echo "FAIL $t.static links libksym.so" >&2
         fail=1
@@ -79,7 +96,7 @@ done
 
 run coverage sh c-tests/coverage.sh
 
-# tools/bpf_loader.h spells out bpf_attr layouts: check them against the
+# tools/bpf_abi.h spells out bpf_attr layouts: check them against the
 # kernel's header (which needs GNU C).
 $CC -std=gnu11 -Wall -Werror $cflags -o "$OUT/bpf_layout_check" c-tests/bpf_layout_check.c
 run bpf_layout_check "$OUT/bpf_layout_check"
@@ -107,7 +124,7 @@ else
         wrap=
         [ "$t" != test_libbpf_prepare ] || wrap=-Wl,--wrap=syscall
         $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_ORACLE/include" $cflags -o "$OUT/$t" "$src" \
-            $wrap "$LIBBPF_ORACLE/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
+            "$kl" $wrap "$LIBBPF_ORACLE/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
         run "$t" "$OUT/$t"
     done
 fi
@@ -123,7 +140,7 @@ if [ ! -f "$LIBBPF_NEXT/lib/libbpf.a" ]; then
     fail=1
 else
     $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_NEXT/include" $cflags -o "$OUT/test_libbpf_prepare_next" \
-        c-tests/libbpf/test_libbpf_prepare.c -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs \
+        c-tests/libbpf/test_libbpf_prepare.c "$kl" -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs \
         -Wl,-rpath,"$libdir"
     run test_libbpf_prepare_next "$OUT/test_libbpf_prepare_next"
     # Tests of libbpf-next alone (*_next.c): its multi links against
@@ -131,7 +148,7 @@ else
     for src in c-tests/libbpf/test_*_next.c; do
         t=$(basename "$src" .c)
         $CC -std=gnu11 -Wall -Wextra -Werror -g -O1 -I"$LIBBPF_NEXT/include" $cflags -o "$OUT/$t" "$src" \
-            -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
+            "$kl" -Wl,--wrap=syscall "$LIBBPF_NEXT/lib/libbpf.a" -lelf -lz $libs -Wl,-rpath,"$libdir"
         run "$t" "$OUT/$t"
     done
 fi

@@ -72,6 +72,113 @@ static void object_name(char out[BPF_OBJ_NAME_LEN], const char *name)
             out[j++] = *name;
 }
 
+/* 5. Each map as libksym describes it, with its initial value; a map
+ * read-only to programs (.rodata, .kconfig) is frozen, so that the
+ * verifier knows its values. */
+static int create_maps(struct ksym_bpf_object *obj, int btf_fd, int *fds, int *nfds, int *counts_fd)
+{
+    union bpf_attr a;
+    for (size_t m = 0; m < ksym_bpf_object_map_count(obj) && *nfds < MAX_FDS; m++) {
+        struct ksym_bpf_map_info mi = { .sz = sizeof(mi) };
+        if (ksym_bpf_map_info(obj, m, &mi) != 0) {
+            fail("map");
+            return 1;
+        }
+        memset(&a, 0, sizeof(a));
+        a.map_type = mi.type;
+        a.key_size = mi.key_size;
+        a.value_size = mi.value_size;
+        a.max_entries = mi.max_entries;
+        a.map_flags = mi.map_flags;
+        a.btf_fd = (uint32_t)btf_fd;
+        a.btf_key_type_id = mi.btf_key_type_id;
+        a.btf_value_type_id = mi.btf_value_type_id;
+        object_name(a.map_name, mi.name);
+        int fd = sys_bpf(BPF_MAP_CREATE, &a);
+        if (fd < 0) {
+            sys_fail("BPF_MAP_CREATE", mi.name);
+            return 1;
+        }
+        fds[(*nfds)++] = fd;
+        uint32_t zero = 0;
+        memset(&a, 0, sizeof(a));
+        a.map_fd = (uint32_t)fd;
+        a.key = ptr(&zero);
+        a.value = ptr(mi.initial_value);
+        if (mi.initial_value && sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0) {
+            sys_fail("BPF_MAP_UPDATE_ELEM", mi.name);
+            return 1;
+        }
+        memset(&a, 0, sizeof(a));
+        a.map_fd = (uint32_t)fd;
+        if ((mi.map_flags & BPF_F_RDONLY_PROG) && sys_bpf(BPF_MAP_FREEZE, &a) < 0) {
+            sys_fail("BPF_MAP_FREEZE", mi.name);
+            return 1;
+        }
+        if (ksym_bpf_object_set_map_fd(obj, m, fd) != 0) {
+            fail(mi.name);
+            return 1;
+        }
+        if (!strcmp(mi.name, "counts"))
+            *counts_fd = fd;
+    }
+    return 0;
+}
+
+/* 7. and 8. Each program with its type and target from its attach
+ * info, its func_info and line_info; a tp_btf program attaches to the
+ * tracepoint its BTF id names. */
+static int load_and_attach(struct ksym_bpf_object *obj, int btf_fd, int *fds, int *nfds)
+{
+    union bpf_attr a;
+    for (size_t p = 0; p < ksym_bpf_object_program_count(obj) && *nfds + 2 <= MAX_FDS; p++) {
+        struct ksym_bpf_program_info pi = { .sz = sizeof(pi) };
+        struct ksym_bpf_attach at = { .sz = sizeof(at) };
+        size_t cnt = 0, fi_size = 0, fi_cnt = 0, li_size = 0, li_cnt = 0, fd_cnt = 0;
+        if (!ksym_bpf_program_autoload(obj, p))
+            continue;
+        const struct ksym_bpf_insn *insns = ksym_bpf_program_insns(obj, p, &cnt);
+        if (ksym_bpf_program_info(obj, p, &pi) != 0 || ksym_bpf_program_attach_info(obj, p, &at) != 0 || !insns) {
+            fail("program");
+            return 1;
+        }
+        memset(&a, 0, sizeof(a));
+        a.prog_type = at.prog_type;
+        a.expected_attach_type = at.expected_attach_type;
+        a.attach_btf_id = at.attach_btf_id;
+        a.attach_btf_obj_fd = at.attach_btf_obj_fd > 0 ? (uint32_t)at.attach_btf_obj_fd : 0; /* a module's */
+        a.prog_flags = (at.flags & KSYM_ATTACH_SLEEPABLE) ? BPF_F_SLEEPABLE : 0;
+        a.insns = ptr(insns);
+        a.insn_cnt = (uint32_t)cnt;
+        a.license = ptr(ksym_bpf_object_license(obj));
+        a.prog_btf_fd = (uint32_t)btf_fd;
+        a.func_info = ptr(ksym_bpf_program_func_info(obj, p, &fi_size, &fi_cnt));
+        a.func_info_rec_size = (uint32_t)fi_size;
+        a.func_info_cnt = (uint32_t)fi_cnt;
+        a.line_info = ptr(ksym_bpf_program_line_info(obj, p, &li_size, &li_cnt));
+        a.line_info_rec_size = (uint32_t)li_size;
+        a.line_info_cnt = (uint32_t)li_cnt;
+        a.fd_array = ptr(ksym_bpf_program_fd_array(obj, p, &fd_cnt)); /* module kfuncs' BTF fds */
+        object_name(a.prog_name, pi.name);
+        int fd = sys_bpf(BPF_PROG_LOAD, &a);
+        if (fd < 0) {
+            sys_fail("BPF_PROG_LOAD", pi.name);
+            return 1;
+        }
+        fds[(*nfds)++] = fd;
+        memset(&a, 0, sizeof(a));
+        a.raw_tracepoint.prog_fd = (uint32_t)fd;
+        int link = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
+        if (link < 0) {
+            sys_fail("BPF_RAW_TRACEPOINT_OPEN", pi.name);
+            return 1;
+        }
+        fds[(*nfds)++] = link;
+        printf("program %s: %s`%s, %zu instructions at %p\n", pi.name, at.module, at.target, cnt, (const void *)insns);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const retarget[][2] = { { "count_newtask", "task_newtask" }, { "count_rename", "task_rename" } };
@@ -122,106 +229,17 @@ int main(int argc, char **argv)
         fail("resolve");
         goto out;
     }
-    /* 5. Each map as libksym describes it, with its initial value; a map
-     * read-only to programs (.rodata, .kconfig) is frozen, so that the
-     * verifier knows its values. */
-    for (size_t m = 0; m < ksym_bpf_object_map_count(obj) && nfds < MAX_FDS; m++) {
-        struct ksym_bpf_map_info mi = { .sz = sizeof(mi) };
-        if (ksym_bpf_map_info(obj, m, &mi) != 0) {
-            fail("map");
-            goto out;
-        }
-        memset(&a, 0, sizeof(a));
-        a.map_type = mi.type;
-        a.key_size = mi.key_size;
-        a.value_size = mi.value_size;
-        a.max_entries = mi.max_entries;
-        a.map_flags = mi.map_flags;
-        a.btf_fd = (uint32_t)btf_fd;
-        a.btf_key_type_id = mi.btf_key_type_id;
-        a.btf_value_type_id = mi.btf_value_type_id;
-        object_name(a.map_name, mi.name);
-        int fd = sys_bpf(BPF_MAP_CREATE, &a);
-        if (fd < 0) {
-            sys_fail("BPF_MAP_CREATE", mi.name);
-            goto out;
-        }
-        fds[nfds++] = fd;
-        uint32_t zero = 0;
-        memset(&a, 0, sizeof(a));
-        a.map_fd = (uint32_t)fd;
-        a.key = ptr(&zero);
-        a.value = ptr(mi.initial_value);
-        if (mi.initial_value && sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0) {
-            sys_fail("BPF_MAP_UPDATE_ELEM", mi.name);
-            goto out;
-        }
-        memset(&a, 0, sizeof(a));
-        a.map_fd = (uint32_t)fd;
-        if ((mi.map_flags & BPF_F_RDONLY_PROG) && sys_bpf(BPF_MAP_FREEZE, &a) < 0) {
-            sys_fail("BPF_MAP_FREEZE", mi.name);
-            goto out;
-        }
-        if (ksym_bpf_object_set_map_fd(obj, m, fd) != 0) {
-            fail(mi.name);
-            goto out;
-        }
-        if (!strcmp(mi.name, "counts"))
-            counts_fd = fd;
-    }
+    /* 5. The maps (create_maps). */
+    if (create_maps(obj, btf_fd, fds, &nfds, &counts_fd) != 0)
+        goto out;
     /* 6. Every relocation applied once, to the copy all aliases share. */
     if (counts_fd < 0 || ksym_bpf_object_relocate(obj) != 0) {
         fail("relocate");
         goto out;
     }
-    /* 7. and 8. Each program with its type and target from its attach
-     * info, its func_info and line_info; a tp_btf program attaches to the
-     * tracepoint its BTF id names. */
-    for (size_t p = 0; p < ksym_bpf_object_program_count(obj) && nfds + 2 <= MAX_FDS; p++) {
-        struct ksym_bpf_program_info pi = { .sz = sizeof(pi) };
-        struct ksym_bpf_attach at = { .sz = sizeof(at) };
-        size_t cnt = 0, fi_size = 0, fi_cnt = 0, li_size = 0, li_cnt = 0, fd_cnt = 0;
-        if (!ksym_bpf_program_autoload(obj, p))
-            continue;
-        const struct ksym_bpf_insn *insns = ksym_bpf_program_insns(obj, p, &cnt);
-        if (ksym_bpf_program_info(obj, p, &pi) != 0 || ksym_bpf_program_attach_info(obj, p, &at) != 0 || !insns) {
-            fail("program");
-            goto out;
-        }
-        memset(&a, 0, sizeof(a));
-        a.prog_type = at.prog_type;
-        a.expected_attach_type = at.expected_attach_type;
-        a.attach_btf_id = at.attach_btf_id;
-        a.attach_btf_obj_fd = at.attach_btf_obj_fd > 0 ? (uint32_t)at.attach_btf_obj_fd : 0; /* a module's */
-        a.prog_flags = (at.flags & KSYM_ATTACH_SLEEPABLE) ? BPF_F_SLEEPABLE : 0;
-        a.insns = ptr(insns);
-        a.insn_cnt = (uint32_t)cnt;
-        a.license = ptr(ksym_bpf_object_license(obj));
-        a.prog_btf_fd = (uint32_t)btf_fd;
-        a.func_info = ptr(ksym_bpf_program_func_info(obj, p, &fi_size, &fi_cnt));
-        a.func_info_rec_size = (uint32_t)fi_size;
-        a.func_info_cnt = (uint32_t)fi_cnt;
-        a.line_info = ptr(ksym_bpf_program_line_info(obj, p, &li_size, &li_cnt));
-        a.line_info_rec_size = (uint32_t)li_size;
-        a.line_info_cnt = (uint32_t)li_cnt;
-        a.fd_array = ptr(ksym_bpf_program_fd_array(obj, p, &fd_cnt)); /* module kfuncs' BTF fds */
-        object_name(a.prog_name, pi.name);
-        int fd = sys_bpf(BPF_PROG_LOAD, &a);
-        if (fd < 0) {
-            sys_fail("BPF_PROG_LOAD", pi.name);
-            goto out;
-        }
-        fds[nfds++] = fd;
-        memset(&a, 0, sizeof(a));
-        a.raw_tracepoint.prog_fd = (uint32_t)fd;
-        int link = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
-        if (link < 0) {
-            sys_fail("BPF_RAW_TRACEPOINT_OPEN", pi.name);
-            goto out;
-        }
-        fds[nfds++] = link;
-        printf("program %s: %s`%s, %zu instructions at %p\n", pi.name, at.module, at.target, cnt, (const void *)insns);
-    }
+    /* 7. and 8. The programs, loaded and attached (load_and_attach). */
+    if (load_and_attach(obj, btf_fd, fds, &nfds) != 0)
+        goto out;
     /* The events the programs count: forks and renames of this process. */
     for (int k = 0; k < atoi(argv[2]); k++) {
         pid_t child = fork();

@@ -23,10 +23,10 @@ BENCH_ATTACH_ROUNDS ?= 3
 
 .PHONY: bench-attach
 
-$(BUILD)/bench-attach: bench/attach.c tools/bpf_multi.h tools/bpf_loader.h include/ksym.h $(BUILD)/count_bpf.h \
+$(BUILD)/bench-attach: bench/attach.c $(LOADER_HDRS) $(BUILD)/libkl.a $(BUILD)/count_bpf.h \
         $(BUILD)/libksym.a $(BUILD)/native-static-libs $(BUILD)/libbpf-next/lib/libbpf.a
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Iinclude -I$(BUILD) -I$(BUILD)/libbpf-next/include -o $@ bench/attach.c \
-	    $(BUILD)/libksym.a $(BUILD)/libbpf-next/lib/libbpf.a $$(cat $(BUILD)/native-static-libs) -lelf -lz
+	    $(BUILD)/libkl.a $(BUILD)/libksym.a $(BUILD)/libbpf-next/lib/libbpf.a $$(cat $(BUILD)/native-static-libs) -lelf -lz
 
 bench-attach: guest-prepare-7.3 $(BUILD)/bench-attach $(BUILD)/ksym
 	$(GUEST_RUN) --kernel 7.3 --timeout $(GUEST_TIMEOUT) -- \

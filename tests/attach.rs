@@ -611,7 +611,7 @@ fn tracepoint_sections_give_category_and_name() {
 /// per matching event directory (files such as `enable` are not events),
 /// by category then name, each named `<program>/<category>/<name>`,
 /// attached by its own category and name, sharing the program's
-/// instructions; the live kernel's tracefs is c-tests/test_tool_objects.c's.
+/// instructions; the live kernel's tracefs is c-tests/test_tool_sections.c's.
 #[test]
 fn tracepoint_programs_expand_over_tracefs_events() {
     let dir = common::TempDir::new();

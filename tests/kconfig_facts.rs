@@ -119,7 +119,7 @@ fn uname_is_procfs_release_and_version() {
 
 /// The running kernel's LINUX_VERSION_CODE, from the kernel itself: the
 /// "Linux" ELF note (type 0) of the vDSO it maps into every process (as
-/// c-tests/test_tool_objects.c reads it). `None` without a vDSO or note.
+/// c-tests/test_tool_sections.c reads it). `None` without a vDSO or note.
 fn vdso_version_code() -> Option<u64> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let range = maps.lines().find(|l| l.ends_with("[vdso]"))?;

@@ -54,7 +54,7 @@ for g in $groups; do
             # the suites' keys (debian-archive-keyring), xz for .ko.xz;
             pkgs="$pkgs debootstrap debian-archive-keyring xz-utils"
             # the real tools' test makes ext4 and xfs file systems in the
-            # guest (c-tests/test_real_tools_kernel.c: ext4dist, xfsdist);
+            # guest (c-tests/test_real_tools_probes_kernel.c: ext4dist, xfsdist);
             pkgs="$pkgs xfsprogs e2fsprogs"
             # libksym-bcc's oracles: the real bcc library (libbcc_bpf.so.0)
             # and unmodified bpftrace, which symbolizes through it; bcc's

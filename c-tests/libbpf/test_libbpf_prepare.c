@@ -41,7 +41,9 @@
  *     same list.
  * Differences are printed (DIFF, MAP, ATTACH, BTF lines) and fail the
  * test; the counts are printed at the end (docs/bpf-objects.md reports
- * them).
+ * them). libbpf's side (the features played, the wrapped syscall, its
+ * prepare) is prepare_libbpf.h; the maps' and the BTF's comparisons are
+ * prepare_maps_btf.h; the programs' are here.
  */
 #define _GNU_SOURCE
 #include "../check.h"
@@ -58,412 +60,20 @@
 
 #include "../../tools/bpf_loader.h"
 #include "attach_oracle.h"
+#include "prepare_libbpf.h"
+#include "prepare_maps_btf.h"
 
 static struct ksym_cache *cache;
 static struct ksym_btf *kbtf;
-static int verbose;
 
 static size_t n_objects, n_programs, n_compared, n_identical, n_attach_same, n_no_target;
 /* Of n_attach_same: loaded with a module's BTF object, the same in both. */
 static size_t n_module_obj;
 /* Programs identical but for libbpf's BTF id 0 of a weak typed ksym (see libbpf_btf_id_0). */
 static size_t n_btf_id_0;
-static size_t n_maps, n_maps_same, n_values, n_kconfig;
 static size_t n_open_fail, n_prepare_fail, n_prepare_fail_progs, n_prepare_extern, n_not_loadable, n_aliases, n_usdt, n_info;
-static size_t n_btf, n_btf_same, n_btf_changed, n_btf_refused;
-
-/* ---- the kernel's BTF features: probed, or played ----------------- */
-
-static const struct {
-    const char *name;
-    uint32_t bit;
-} feature_names[] = {
-    { "btf", KSYM_BTF_FEAT_BTF },
-    { "func", KSYM_BTF_FEAT_FUNC },
-    { "global_func", KSYM_BTF_FEAT_GLOBAL_FUNC },
-    { "datasec", KSYM_BTF_FEAT_DATASEC },
-    { "float", KSYM_BTF_FEAT_FLOAT },
-    { "decl_tag", KSYM_BTF_FEAT_DECL_TAG },
-    { "type_tag", KSYM_BTF_FEAT_TYPE_TAG },
-    { "enum64", KSYM_BTF_FEAT_ENUM64 },
-    { "qmark_datasec", KSYM_BTF_FEAT_QMARK_DATASEC },
-};
-#define N_FEATURES (sizeof(feature_names) / sizeof(feature_names[0]))
-
-/* The BTF features libksym is given; played (not the kernel's) when
- * KSYM_BTF_FEATURES is set. */
-static uint32_t btf_feats;
-static int btf_played;
-
-/* "name,name": the bits; -1 for an unknown name. */
-static long parse_features(const char *list)
-{
-    long bits = 0;
-    while (*list) {
-        size_t n = strcspn(list, ","), k;
-        for (k = 0; k < N_FEATURES; k++)
-            if (strlen(feature_names[k].name) == n && !strncmp(feature_names[k].name, list, n))
-                break;
-        if (n && k == N_FEATURES)
-            return -1;
-        if (n)
-            bits |= feature_names[k].bit;
-        list += n + (list[n] == ',');
-    }
-    return bits;
-}
-
-static const char *feature_text(uint32_t bits)
-{
-    static char out[160];
-    out[0] = 0;
-    for (size_t k = 0; k < N_FEATURES; k++)
-        if (bits & feature_names[k].bit)
-            snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", out[0] ? "," : "",
-                     feature_names[k].name);
-    return out[0] ? out : "none";
-}
-
-/* Whether a kernel of the played features takes this BTF: what its BTF
- * checker refuses, kind by kind (no FUNC: FUNC and FUNC_PROTO; no global
- * FUNC: a FUNC not static; no DATASEC: VAR and DATASEC; no ENUM64: ENUM64
- * and a signed ENUM; FLOAT, DECL_TAG, TYPE_TAG; a DATASEC named "?..."). */
-static int played_kernel_takes(const void *data, uint32_t size)
-{
-    if (!(btf_feats & KSYM_BTF_FEAT_BTF))
-        return 0;
-    struct btf *b = btf__new(data, size);
-    if (!b)
-        return 0;
-    int ok = 1;
-    for (uint32_t id = 1; ok && id < btf__type_cnt(b); id++) {
-        const struct btf_type *t = btf__type_by_id(b, id);
-        uint32_t need = 0;
-        switch (btf_kind(t)) {
-        case BTF_KIND_FUNC:
-            need = KSYM_BTF_FEAT_FUNC | (btf_vlen(t) ? KSYM_BTF_FEAT_GLOBAL_FUNC : 0);
-            break;
-        case BTF_KIND_FUNC_PROTO: need = KSYM_BTF_FEAT_FUNC; break;
-        case BTF_KIND_VAR: need = KSYM_BTF_FEAT_DATASEC; break;
-        case BTF_KIND_DATASEC:
-            need = KSYM_BTF_FEAT_DATASEC |
-                   (btf__name_by_offset(b, t->name_off)[0] == '?' ? KSYM_BTF_FEAT_QMARK_DATASEC : 0);
-            break;
-        case BTF_KIND_FLOAT: need = KSYM_BTF_FEAT_FLOAT; break;
-        case BTF_KIND_DECL_TAG: need = KSYM_BTF_FEAT_DECL_TAG; break;
-        case BTF_KIND_TYPE_TAG: need = KSYM_BTF_FEAT_TYPE_TAG; break;
-        case BTF_KIND_ENUM64: need = KSYM_BTF_FEAT_ENUM64; break;
-        case BTF_KIND_ENUM: need = btf_kflag(t) ? KSYM_BTF_FEAT_ENUM64 : 0; break;
-        default: break;
-        }
-        ok = (btf_feats & need) == need;
-    }
-    btf__free(b);
-    return ok;
-}
-
-/* ---- BPF_PROG_LOAD as libbpf makes it ------------------------------- */
-
-#define MAX_WATCH 512
-struct seen_load {
-    const void *insns; /* the program's bpf_program__insns(), to match */
-    int got;
-    uint32_t prog_type, expected_attach_type, attach_btf_id, attach_btf_obj_fd, prog_flags, insn_cnt;
-    uint32_t attach_btf_obj_id; /* the kernel's id of the BTF object behind attach_btf_obj_fd */
-};
-static struct seen_load watch[MAX_WATCH];
-static size_t n_watch;
-static int capturing, fake_fd = -1;
-
-long __real_syscall(long nr, ...);
-long __wrap_syscall(long nr, ...);
-
-/* The kernel's id of BTF object `fd` (0 for none: vmlinux); UINT32_MAX
- * when `fd` is no BTF object (or -1: libksym knows no fd for it). libbpf
- * closes a
- * module's BTF fd after its load, so its id is read when the load is
- * seen. */
-static uint32_t btf_obj_id(int fd)
-{
-    struct bpf_btf_info info;
-    uint32_t len = sizeof(info);
-    if (fd == 0)
-        return 0;
-    memset(&info, 0, sizeof(info));
-    if (fd < 0)
-        return UINT32_MAX;
-    return bpf_btf_get_info_by_fd(fd, &info, &len) == 0 ? info.id : UINT32_MAX;
-}
-
-long __wrap_syscall(long nr, ...)
-{
-    va_list ap;
-    va_start(ap, nr);
-    long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long),
-         e = va_arg(ap, long);
-    va_end(ap);
-    if (btf_played && nr == __NR_bpf && a == BPF_BTF_LOAD) {
-        const union bpf_attr *attr = (const void *)b;
-        if (!played_kernel_takes((const void *)(uintptr_t)attr->btf, attr->btf_size)) {
-            errno = EINVAL;
-            return -1;
-        }
-    }
-    if (capturing && nr == __NR_bpf && a == BPF_PROG_LOAD) {
-        const union bpf_attr *attr = (const void *)b;
-        for (size_t i = 0; i < n_watch; i++) {
-            if ((uintptr_t)watch[i].insns != (uintptr_t)attr->insns)
-                continue;
-            watch[i].got = 1;
-            watch[i].prog_type = attr->prog_type;
-            watch[i].expected_attach_type = attr->expected_attach_type;
-            watch[i].attach_btf_id = attr->attach_btf_id;
-            watch[i].attach_btf_obj_fd = attr->attach_btf_obj_fd;
-            /* freplace's attach_prog_fd shares the field: a program's fd. */
-            watch[i].attach_btf_obj_id =
-                attr->prog_type == BPF_PROG_TYPE_EXT ? UINT32_MAX - 1 : btf_obj_id((int)attr->attach_btf_obj_fd);
-            watch[i].prog_flags = attr->prog_flags;
-            watch[i].insn_cnt = attr->insn_cnt;
-            return dup(fake_fd);
-        }
-    }
-    return __real_syscall(nr, a, b, c, d, e);
-}
-
-/* libbpf's last warning: why prepare failed. */
-static char last_warn[512];
-
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-    if (level == LIBBPF_WARN) {
-        va_list copy;
-        va_copy(copy, ap);
-        vsnprintf(last_warn, sizeof(last_warn), fmt, copy);
-        va_end(copy);
-    }
-    if (verbose && level != LIBBPF_DEBUG)
-        return vfprintf(stderr, fmt, ap);
-    return 0;
-}
-
-/* The maps the loader sizes at run time, as real tools do before their
- * load: a map declared with max_entries 0 (other than a perf event
- * array, which gets one entry per CPU) gets 10240 entries (a ring buffer
- * 256 KiB), a stack trace map with a value size of 0 gets 127 frames
- * (bcc's libbpf-tools: bpf_map__set_max_entries(obj->maps.start,
- * pid_max), bpf_map__set_value_size(obj->maps.stackmap,
- * perf_max_stack_depth * sizeof(unsigned long)), ...). libbpf cannot
- * create them otherwise; libksym leaves sizing to the loader and reports
- * what the object declares (compare_maps checks that). */
-/* The max_entries a loader gives a map declared with none, or 0 where
- * none is given: a perf event array (libbpf gives it one entry per CPU)
- * and the storage maps, whose max_entries must be 0. */
-static uint32_t loader_max_entries(uint32_t type)
-{
-    switch (type) {
-    case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
-    case BPF_MAP_TYPE_CGROUP_STORAGE:
-    case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
-    case BPF_MAP_TYPE_SK_STORAGE:
-    case BPF_MAP_TYPE_INODE_STORAGE:
-    case BPF_MAP_TYPE_TASK_STORAGE:
-    case BPF_MAP_TYPE_CGRP_STORAGE:
-        return 0;
-    case BPF_MAP_TYPE_RINGBUF:
-    case BPF_MAP_TYPE_USER_RINGBUF:
-        return 256 * 1024;
-    default:
-        return 10240;
-    }
-}
-
-static void size_as_a_loader(struct bpf_object *lb)
-{
-    struct bpf_map *m;
-    bpf_object__for_each_map(m, lb)
-    {
-        enum bpf_map_type t = bpf_map__type(m);
-        if (bpf_map__max_entries(m) == 0 && !bpf_map__is_internal(m) && loader_max_entries(t))
-            bpf_map__set_max_entries(m, loader_max_entries(t));
-        if (t == BPF_MAP_TYPE_STACK_TRACE && bpf_map__value_size(m) == 0)
-            bpf_map__set_value_size(m, 127 * sizeof(uint64_t));
-    }
-}
-
-/* libbpf's object for `path`, every program autoloaded except those in
- * `off` (names, NULL-terminated list of `n_off`), its maps sized as a
- * loader would, prepared; NULL when open or prepare fails (`*err`
- * says). */
-static struct bpf_object *libbpf_prepared(const char *path, char **off, size_t n_off, int *err)
-{
-    struct bpf_object *lb = bpf_object__open_file(path, NULL);
-    *err = 0;
-    if (!lb) {
-        *err = -errno;
-        return NULL;
-    }
-    size_as_a_loader(lb);
-    struct bpf_program *p;
-    bpf_object__for_each_program(p, lb)
-    {
-        int on = 1;
-        for (size_t k = 0; k < n_off; k++)
-            on &= strcmp(off[k], bpf_program__name(p)) != 0;
-        bpf_program__set_autoload(p, on);
-    }
-    if ((*err = bpf_object__prepare(lb)) != 0) {
-        bpf_object__close(lb);
-        return NULL;
-    }
-    return lb;
-}
 
 /* ---- the comparisons ------------------------------------------------ */
-
-static void compare_maps(const char *file, struct bpf_object *lb, struct ksym_bpf_object *o)
-{
-    size_t nm = ksym_bpf_object_map_count(o), nk = 0, kcfg_same = 1;
-    size_t ne = ksym_bpf_object_extern_count(o);
-    for (size_t i = 0; i < ne; i++) {
-        struct ksym_bpf_extern_info e = { .sz = sizeof(e) };
-        if (ksym_bpf_extern_info(o, i, &e) == 0 && e.kind == KSYM_BPF_EXTERN_KCONFIG)
-            nk++;
-    }
-    for (size_t m = 0; m < nm; m++) {
-        struct ksym_bpf_map_info mi = { .sz = sizeof(mi) };
-        CHECK(ksym_bpf_map_info(o, m, &mi) == 0);
-        struct bpf_map *bm = bpf_object__find_map_by_name(lb, mi.name);
-        n_maps++;
-        if (!bm) {
-            fprintf(stderr, "MAP %s `%s`: libbpf has no such map\n", file, mi.name);
-            CHECK(0);
-            continue;
-        }
-        /* A perf event array of 0 entries gets one per possible CPU when
-         * created: libbpf has it in max_entries after prepare, libksym
-         * leaves it to the loader (tools/bpf_loader.h does the same). So
-         * are the sizes size_as_a_loader gave libbpf: libksym says 0, as
-         * the object does. */
-        uint32_t max = mi.max_entries, value = mi.value_size;
-        if (mi.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY && max == 0)
-            max = (uint32_t)libbpf_num_possible_cpus();
-        else if (max == 0 && mi.name[0] != '.')
-            max = loader_max_entries(mi.type);
-        if (mi.type == BPF_MAP_TYPE_STACK_TRACE && value == 0)
-            value = 127 * sizeof(uint64_t);
-        int same = mi.type == bpf_map__type(bm) && mi.key_size == bpf_map__key_size(bm) &&
-                   value == bpf_map__value_size(bm) && max == bpf_map__max_entries(bm) &&
-                   mi.map_flags == bpf_map__map_flags(bm) && mi.map_extra == bpf_map__map_extra(bm) &&
-                   mi.numa_node == bpf_map__numa_node(bm);
-        if (!same)
-            fprintf(stderr,
-                    "MAP %s `%s`: libksym type %u key %u value %u max %u flags %#x extra %llu numa %u, "
-                    "libbpf %u %u %u %u %#x %llu %u\n",
-                    file, mi.name, mi.type, mi.key_size, mi.value_size, mi.max_entries, mi.map_flags,
-                    (unsigned long long)mi.map_extra, mi.numa_node, bpf_map__type(bm), bpf_map__key_size(bm),
-                    bpf_map__value_size(bm), bpf_map__max_entries(bm), bpf_map__map_flags(bm),
-                    (unsigned long long)bpf_map__map_extra(bm), bpf_map__numa_node(bm));
-        /* A data section's initial value (libbpf's is its mmap'ed copy,
-         * filled in by prepare for .kconfig). */
-        size_t lsize = 0;
-        const void *lval = NULL;
-        int data = !strncmp(mi.name, ".data", 5) || !strncmp(mi.name, ".rodata", 7) || !strcmp(mi.name, ".kconfig") ||
-                   !strncmp(mi.name, ".bss", 4);
-        if (data && (lval = bpf_map__initial_value(bm, &lsize)) != NULL) {
-            int vsame;
-            /* The whole value, of the map's size in both. */
-            if (mi.initial_value)
-                vsame = lsize == mi.initial_value_size && lsize == mi.value_size &&
-                        !memcmp(lval, mi.initial_value, lsize);
-            else {
-                /* .bss: zero. */
-                vsame = lsize == mi.value_size;
-                for (size_t k = 0; k < lsize; k++)
-                    vsame &= ((const unsigned char *)lval)[k] == 0;
-            }
-            if (!vsame)
-                fprintf(stderr, "MAP %s `%s`: initial value differs from libbpf's (libksym %zu bytes of a %u-byte "
-                                "value, libbpf %zu)\n",
-                        file, mi.name, mi.initial_value_size, mi.value_size, lsize);
-            same &= vsame;
-            n_values += vsame;
-            if (!strcmp(mi.name, ".kconfig"))
-                kcfg_same = vsame;
-        }
-        CHECK(same);
-        n_maps_same += same;
-        CHECK(ksym_bpf_object_set_map_fd(o, m, bpf_map__fd(bm) >= 0 ? bpf_map__fd(bm) : 30000 + (int)m) == 0);
-    }
-    if (kcfg_same)
-        n_kconfig += nk;
-}
-
-/* The BTF libbpf loaded for prepared `lb`, as the kernel holds it (the
- * very bytes BPF_BTF_LOAD was given), against libksym's BTF for the same
- * features. */
-static void compare_btf(const char *file, struct bpf_object *lb, struct ksym_bpf_object *o)
-{
-    size_t size = 0;
-    const unsigned char *ours = ksym_bpf_object_btf_for(o, btf_feats, &size);
-    int fd = bpf_object__btf_fd(lb);
-    if (!bpf_object__btf(lb)) {
-        /* No .BTF: nothing for either. */
-        CHECK(!ours && ksym_last_error() == KSYM_ERR_NOT_FOUND);
-        return;
-    }
-    n_btf++;
-    if (fd < 0) {
-        /* libbpf loads no BTF on a kernel without it: libksym has none
-         * for it. Where the kernel refused libbpf's BTF (libbpf goes on
-         * without: a corpus object made to fail), it must refuse
-         * libksym's too. */
-        int refused = -1, same;
-        if (btf_feats & KSYM_BTF_FEAT_BTF) {
-            int kfd = ours ? bpf_btf_load(ours, size, NULL) : -1;
-            refused = kfd < 0;
-            if (kfd >= 0)
-                close(kfd);
-            same = ours && refused;
-            n_btf_refused += same;
-        } else {
-            same = !ours && ksym_last_error() == KSYM_ERR_UNSUPPORTED;
-        }
-        if (!same)
-            fprintf(stderr, "BTF %s: libbpf loaded no BTF (features %s), libksym: %s\n", file,
-                    feature_text(btf_feats), ours ? "BTF the kernel takes" : ksym_last_error_message());
-        CHECK(same);
-        n_btf_same += same;
-        return;
-    }
-    struct bpf_btf_info info;
-    uint32_t len = sizeof(info);
-    memset(&info, 0, sizeof(info));
-    CHECK(bpf_btf_get_info_by_fd(fd, &info, &len) == 0);
-    uint32_t want_size = info.btf_size;
-    unsigned char *want = malloc(want_size + 1);
-    memset(&info, 0, sizeof(info));
-    info.btf = (uint64_t)(uintptr_t)want;
-    info.btf_size = want_size;
-    len = sizeof(info);
-    int got = want && bpf_btf_get_info_by_fd(fd, &info, &len) == 0;
-    CHECK(got);
-    int same = got && ours && size == want_size && !memcmp(ours, want, size);
-    if (!same) {
-        size_t at = 0;
-        while (ours && got && at < size && at < want_size && ours[at] == want[at])
-            at++;
-        fprintf(stderr, "BTF %s (features %s): libksym %zu bytes%s%s, libbpf loaded %u; first difference at byte %zu\n",
-                file, feature_text(btf_feats), size, ours ? "" : ": ", ours ? "" : ksym_last_error_message(),
-                want_size, at);
-    }
-    /* Did anything change from the BTF of a kernel with every kind? */
-    size_t full_size = 0;
-    const unsigned char *full = ksym_bpf_object_btf(o, &full_size);
-    n_btf_changed += same && (full_size != size || memcmp(full, ours, size));
-    CHECK(same);
-    n_btf_same += same;
-    free(want);
-}
 
 /* Program `p` of prepared `lb` against libksym's `idx`: instructions. */
 /* libbpf's one known wrong instruction: a weak typed __ksym variable that
@@ -615,75 +225,34 @@ static int compare_load(const char *file, const char *name, const char *sec, con
     return same ? (usdt ? 2 : 1) : 0;
 }
 
-static void check_object(const char *dir, const char *file)
+/* libbpf cannot prepare it here: nothing to compare but why. A strong
+ * extern this kernel lacks (the selftests' test module's kfuncs and
+ * ksyms, a CONFIG_ option) must fail libksym too; the others are maps
+ * libbpf cannot create as declared (sized or pinned by the test at run
+ * time). */
+static void prepare_failed(const char *file, struct ksym_bpf_object *o, int err, size_t np)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    n_objects++;
-    struct bpf_object *lb0 = bpf_object__open_file(path, NULL);
-    struct ksym_bpf_object *o = ksym_bpf_object_open(path);
-    if (!lb0) {
-        /* libbpf refuses it (the corpus has a few broken on purpose). */
-        n_open_fail++;
-        ksym_bpf_object_free(o);
-        return;
+    n_prepare_fail++;
+    n_prepare_fail_progs += np;
+    if (strstr(last_warn, "extern")) {
+        int kerr = ksym_bpf_object_resolve_ksyms(o, cache);
+        if (!kerr)
+            kerr = ksym_bpf_object_resolve_btf(o, kbtf);
+        if (!kerr)
+            fprintf(stderr, "DIFF %s: libbpf: %s", file, last_warn);
+        CHECK(kerr != 0);
+        n_prepare_extern += kerr != 0;
+    } else if (verbose) {
+        fprintf(stderr, "PREPARE %s: libbpf: %s (%s)", file, strerror(-err), last_warn);
     }
-    size_t np = 0;
+}
+
+/* Instructions, after prepare, of every program libbpf relocated (all:
+ * autoload on; libbpf turns off struct_ops programs no map uses, and so
+ * does nothing relocate them). */
+static void compare_programs(const char *file, struct bpf_object *lb, struct ksym_bpf_object *o)
+{
     struct bpf_program *p;
-    bpf_object__for_each_program(p, lb0) np++;
-    bpf_object__close(lb0);
-    n_programs += np;
-    if (!o) {
-        fprintf(stderr, "OPEN %s: libbpf opens it, libksym: %s\n", file, ksym_last_error_message());
-        CHECK(0);
-        return;
-    }
-    int err;
-    last_warn[0] = 0;
-    struct bpf_object *lb = libbpf_prepared(path, NULL, 0, &err);
-    if (!lb) {
-        /* libbpf cannot prepare it here: nothing to compare but why. A
-         * strong extern this kernel lacks (the selftests' test module's
-         * kfuncs and ksyms, a CONFIG_ option) must fail libksym too; the
-         * others are maps libbpf cannot create as declared (sized or
-         * pinned by the test at run time). */
-        n_prepare_fail++;
-        n_prepare_fail_progs += np;
-        if (strstr(last_warn, "extern")) {
-            int kerr = ksym_bpf_object_resolve_ksyms(o, cache);
-            if (!kerr)
-                kerr = ksym_bpf_object_resolve_btf(o, kbtf);
-            if (!kerr)
-                fprintf(stderr, "DIFF %s: libbpf: %s", file, last_warn);
-            CHECK(kerr != 0);
-            n_prepare_extern += kerr != 0;
-        } else if (verbose) {
-            fprintf(stderr, "PREPARE %s: libbpf: %s (%s)", file, strerror(-err), last_warn);
-        }
-        ksym_bpf_object_free(o);
-        return;
-    }
-    size_t nk = ksym_bpf_object_program_count(o);
-    for (size_t i = 0; i < nk; i++)
-        CHECK(ksym_bpf_program_set_autoload(o, i, true) == 0);
-    int kerr = ksym_bpf_object_resolve_ksyms(o, cache);
-    if (!kerr)
-        kerr = ksym_bpf_object_resolve_btf(o, kbtf);
-    if (kerr) {
-        fprintf(stderr, "DIFF %s: libbpf prepares it, libksym: %s\n", file, ksym_last_error_message());
-        CHECK(0);
-    }
-    compare_btf(file, lb, o);
-    compare_maps(file, lb, o);
-    if (ksym_bpf_object_relocate(o) != 0) {
-        fprintf(stderr, "DIFF %s: libbpf prepares it, libksym relocate: %s\n", file, ksym_last_error_message());
-        CHECK(0);
-    }
-    /* Instructions, after prepare, of every program libbpf relocated
-     * (all: autoload on; libbpf turns off struct_ops programs no map
-     * uses, and so does nothing relocate them). */
-    char **failed = calloc(np + 1, sizeof(char *));
-    size_t n_failed = 0;
     bpf_object__for_each_program(p, lb)
     {
         size_t idx;
@@ -711,10 +280,19 @@ static void check_object(const char *dir, const char *file)
         CHECK(same);
         n_identical += same;
     }
-    /* Load attributes: libbpf's load, each BPF_PROG_LOAD recorded. libbpf
-     * stops at the first program it cannot load; that one is set aside
-     * and the object prepared and loaded again, until every program was
-     * seen. */
+}
+
+/* Load attributes: libbpf's load (of `lb`, which this closes), each
+ * BPF_PROG_LOAD recorded. libbpf stops at the first program it cannot
+ * load; that one is set aside and the object prepared and loaded again,
+ * until every program was seen. */
+static void compare_loads(const char *file, const char *path, struct bpf_object *lb, struct ksym_bpf_object *o,
+                          size_t np)
+{
+    struct bpf_program *p;
+    int err;
+    char **failed = calloc(np + 1, sizeof(char *));
+    size_t n_failed = 0;
     char **done = calloc(np + 1, sizeof(char *));
     size_t n_done = 0;
     for (int pass = 0; pass < 64 && lb; pass++) {
@@ -790,6 +368,57 @@ static void check_object(const char *dir, const char *file)
     for (size_t k = 0; k < n_failed; k++)
         free(failed[k]);
     free(failed);
+}
+
+static void check_object(const char *dir, const char *file)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    n_objects++;
+    struct bpf_object *lb0 = bpf_object__open_file(path, NULL);
+    struct ksym_bpf_object *o = ksym_bpf_object_open(path);
+    if (!lb0) {
+        /* libbpf refuses it (the corpus has a few broken on purpose). */
+        n_open_fail++;
+        ksym_bpf_object_free(o);
+        return;
+    }
+    size_t np = 0;
+    struct bpf_program *p;
+    bpf_object__for_each_program(p, lb0) np++;
+    bpf_object__close(lb0);
+    n_programs += np;
+    if (!o) {
+        fprintf(stderr, "OPEN %s: libbpf opens it, libksym: %s\n", file, ksym_last_error_message());
+        CHECK(0);
+        return;
+    }
+    int err;
+    last_warn[0] = 0;
+    struct bpf_object *lb = libbpf_prepared(path, NULL, 0, &err);
+    if (!lb) {
+        prepare_failed(file, o, err, np);
+        ksym_bpf_object_free(o);
+        return;
+    }
+    size_t nk = ksym_bpf_object_program_count(o);
+    for (size_t i = 0; i < nk; i++)
+        CHECK(ksym_bpf_program_set_autoload(o, i, true) == 0);
+    int kerr = ksym_bpf_object_resolve_ksyms(o, cache);
+    if (!kerr)
+        kerr = ksym_bpf_object_resolve_btf(o, kbtf);
+    if (kerr) {
+        fprintf(stderr, "DIFF %s: libbpf prepares it, libksym: %s\n", file, ksym_last_error_message());
+        CHECK(0);
+    }
+    compare_btf(file, lb, o);
+    compare_maps(file, lb, o);
+    if (ksym_bpf_object_relocate(o) != 0) {
+        fprintf(stderr, "DIFF %s: libbpf prepares it, libksym relocate: %s\n", file, ksym_last_error_message());
+        CHECK(0);
+    }
+    compare_programs(file, lb, o);
+    compare_loads(file, path, lb, o, np);
     ksym_bpf_object_free(o);
 }
 
