@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use super::externs::ExternKind;
 use super::insn::Insn;
 use super::object::{Object, RelocKind};
-use crate::error::{Error, Result, INTERNAL};
+use crate::error::{Call, Error, Result, INTERNAL};
 
 impl Object {
     /// Sets the `ksym_alias_value` of program or alias `prog`: what its
@@ -98,23 +98,31 @@ impl Object {
             return Ok(info.addr);
         }
         let p = &self.programs[prog];
-        let why = match (info.error, info.target) {
-            (Some(e), _) => format!("its attach target did not resolve: {}", e.message()),
-            (None, Some(t)) => format!(
-                "its target `{}` has none: not a kernel function, not resolved yet \
-                 (ksym_bpf_object_resolve_btf), or /proc/kallsyms hides addresses from \
-                 this reader",
-                t.to_string_lossy()
-            ),
-            (None, None) => {
-                "it has no attach target: set one (ksym_bpf_program_set_attach_target)".to_string()
-            }
-        };
-        Err(Error::not_found(format!(
-            "program `{}` (section `{}`) loads `ksym_alias_addr`, the address of the \
-             function it attaches to, and {why}",
+        let extern_name = self
+            .externs
+            .iter()
+            .find(|x| x.kind == ExternKind::AliasAddr)
+            .map(|x| x.shown())
+            .unwrap_or_default();
+        let head = format!(
+            "program `{}` (section `{}`) loads `{extern_name}`, the address of the function \
+             it attaches to, and ",
             p.name.to_string_lossy(),
             p.section.to_string_lossy()
-        )))
+        );
+        Err(match (info.error, info.target) {
+            (Some(e), _) => Error::not_found(format!(
+                "{head}its attach target did not resolve: {}",
+                e.message()
+            )),
+            (None, Some(t)) => Error::not_found(format!(
+                "{head}its target `{}` has none: not a kernel function, or /proc/kallsyms hides \
+                 addresses from this reader, or not resolved yet: call ",
+                t.to_string_lossy()
+            ))
+            .then_call(Call::ResolveBtf, " first"),
+            (None, None) => Error::not_found(format!("{head}it has no attach target: call "))
+                .then_call(Call::SetAttachTarget, ""),
+        })
     }
 }

@@ -37,7 +37,7 @@ pub enum ExternKind {
 }
 
 /// The reserved names of the per-alias constants, and their kinds.
-pub const ALIAS_EXTERNS: [(&str, ExternKind); 2] = [
+const ALIAS_EXTERNS: [(&str, ExternKind); 2] = [
     ("ksym_alias_value", ExternKind::AliasValue),
     ("ksym_alias_addr", ExternKind::AliasAddr),
 ];
