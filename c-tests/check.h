@@ -251,6 +251,31 @@ static inline void private_tracefs(void)
 }
 #endif
 
+/* The address of `name` in /proc/kallsyms, in `module` ("vmlinux": the
+ * core kernel), read naively: the oracle of addresses libksym gives. 0
+ * when absent (or hidden). */
+static inline uint64_t check_kallsyms_addr(const char *module, const char *name)
+{
+    FILE *f = fopen("/proc/kallsyms", "r");
+    char line[512], sym[256], mod[128], type;
+    unsigned long long a;
+    uint64_t found = 0;
+    int core = !strcmp(module, "vmlinux");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        int n = sscanf(line, "%llx %c %255s [%127[^]]]", &a, &type, sym, mod);
+        if (n < 3 || strcmp(sym, name) || type == 'a' || type == 'A')
+            continue;
+        if ((core && n == 3) || (!core && n == 4 && !strcmp(mod, module))) {
+            found = a;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 static int finish(const char *name)
 {
     printf("%s: %d checks, %d failures, %d skipped\n", name, checks, failures, skips);

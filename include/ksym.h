@@ -29,7 +29,8 @@
  *   6. ksym_bpf_object_relocate
  *   7. each program whose ksym_bpf_program_autoload is on:
  *      ksym_bpf_program_attach_info, ksym_bpf_program_insns (an alias:
- *      its target's very copy), ksym_bpf_program_func_info, _line_info,
+ *      its target's very copy; a program with per-alias constants:
+ *      ksym_bpf_program_alias_insns), ksym_bpf_program_func_info, _line_info,
  *      _fd_array -> BPF_PROG_LOAD -> attach (BPF_RAW_TRACEPOINT_OPEN,
  *      BPF_LINK_CREATE, a perf event)
  *   8. ksym_bpf_object_free, ksym_btf_free (fds and links are the
@@ -1163,6 +1164,12 @@ enum ksym_bpf_reloc_kind {
      * (BPF_PSEUDO_MAP_VALUE): target the extern, addend the offset.
      */
     KSYM_BPF_RELOC_KCONFIG = 9,
+    /**
+     * ld_imm64 <- a per-alias constant (`ksym_alias_value`,
+     * `ksym_alias_addr`): 0 in the shared copy, each program's or alias's
+     * own value from ksym_bpf_program_alias_insns; target the extern.
+     */
+    KSYM_BPF_RELOC_ALIAS = 10,
 };
 
 /**
@@ -1671,6 +1678,16 @@ enum ksym_bpf_extern_kind {
      * A `.kconfig` variable: its value in the `.kconfig` map, by resolve_btf.
      */
     KSYM_BPF_EXTERN_KCONFIG = 4,
+    /**
+     * `extern const void ksym_alias_value __ksym __weak;`: a per-alias
+     * constant, each program's or alias's value (ksym_bpf_program_alias_insns).
+     */
+    KSYM_BPF_EXTERN_ALIAS_VALUE = 5,
+    /**
+     * `extern const void ksym_alias_addr __ksym __weak;`: a per-alias
+     * constant, the address of the function each program or alias attaches to.
+     */
+    KSYM_BPF_EXTERN_ALIAS_ADDR = 6,
 };
 
 /**
@@ -1689,7 +1706,7 @@ struct ksym_bpf_extern_info {
     /**
      * KSYM: found in kallsyms by ksym_bpf_object_resolve_ksyms; KSYM_BTF,
      * KFUNC: found in the kernel's BTF; KCONFIG: its value was set (both
-     * by ksym_bpf_object_resolve_btf).
+     * by ksym_bpf_object_resolve_btf); ALIAS_*: always (libksym writes them).
      */
     bool resolved;
     /**
@@ -2324,6 +2341,54 @@ int ksym_bpf_program_multi_function(const struct ksym_bpf_object *obj,
                                     size_t prog,
                                     uint64_t cookie,
                                     struct ksym_bpf_multi_function *out);
+
+/* ===========================================================================
+ * Per-alias constants: one body shared by a program and its aliases, and
+ * in each copy a loader hands to BPF_PROG_LOAD the values of that one
+ * program or alias. An object marks the immediates with an ld_imm64 of a
+ * reserved untyped extern, `extern const void ksym_alias_value __ksym
+ * __weak;` (the alias's value: its program index, or what
+ * ksym_bpf_program_set_alias_value gave it) or `ksym_alias_addr` (the
+ * kernel address of the function it attaches to), read as
+ * `(__u64)&ksym_alias_value`. The shared copy (ksym_bpf_program_insns)
+ * holds 0 there, as libbpf gives a weak extern it cannot find; a loader
+ * loads ksym_bpf_program_alias_insns instead. This is how one body knows
+ * its function on kernels without attach cookies or bpf_get_func_ip
+ * (docs/bpf-objects.md, "Per-alias constants").
+ * ======================================================================== */
+
+/**
+ * Sets the `ksym_alias_value` of program or alias `prog`: what its copy
+ * from ksym_bpf_program_alias_insns loads. Until it is set, a program's
+ * value is its index in the object. KSYM_ERR_NOT_FOUND for no such
+ * program.
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ */
+int ksym_bpf_program_set_alias_value(struct ksym_bpf_object *obj, size_t prog, uint64_t value);
+
+/**
+ * After relocate: writes up to `cap` of the final instructions of program
+ * or alias `prog` into `buf`, with its own per-alias constants written
+ * (`ksym_alias_value`, `ksym_alias_addr`), and returns how many it has,
+ * which may exceed `cap` (call again with a larger buffer). `buf` may be
+ * NULL when `cap` is 0. A program that loads no per-alias constant gets
+ * the very instructions of ksym_bpf_program_insns. Errors: those of
+ * ksym_bpf_program_insns; KSYM_ERR_NOT_FOUND, naming the program, when it
+ * loads `ksym_alias_addr` and has no function address (its target did
+ * not resolve or is not a kernel function, or kallsyms hides addresses).
+ *
+ * # Safety
+ * `obj` is NULL or a live handle from `ksym_bpf_object_open` or `ksym_bpf_object_open_mem`,
+ * not freed, used by no other thread during the call.
+ * `buf` is NULL or points to `cap` writable `struct ksym_bpf_insn`.
+ */
+int ksym_bpf_program_alias_insns(const struct ksym_bpf_object *obj,
+                                 size_t prog,
+                                 struct ksym_bpf_insn *buf,
+                                 size_t cap);
 
 /* ===========================================================================
  * Names of kernel kinds: `enum bpf_prog_type`, `enum bpf_attach_type` and

@@ -139,6 +139,11 @@ void kl_unload(struct kl_loaded *l);
  */
 int kl_load_prog(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report);
 
+/* Whether program `i` loads a per-alias constant (ksym_alias_value,
+ * ksym_alias_addr): then it loads its own copy,
+ * ksym_bpf_program_alias_insns, not the shared one (kl_load_prog does). */
+int kl_uses_alias_values(const struct ksym_bpf_object *obj, size_t i);
+
 /* kl_load_prog_btf's btf_obj_fd: the one attach info gives. */
 #define KL_ATTACH_INFO_FD (-2)
 

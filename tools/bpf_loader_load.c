@@ -8,6 +8,17 @@
 
 #include "bpf_loader.h"
 
+int kl_uses_alias_values(const struct ksym_bpf_object *obj, size_t i)
+{
+    size_t n = ksym_bpf_program_reloc_count(obj, i);
+    for (size_t r = 0; r < n; r++) {
+        struct ksym_bpf_reloc rel = { .sz = sizeof(rel) };
+        if (ksym_bpf_program_reloc(obj, i, r, &rel) == 0 && rel.kind == KSYM_BPF_RELOC_ALIAS)
+            return 1;
+    }
+    return 0;
+}
+
 int kl_load_prog_btf(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i, FILE *report,
                      int btf_obj_fd)
 {
@@ -29,6 +40,19 @@ int kl_load_prog_btf(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i,
     const struct ksym_bpf_insn *insns = ksym_bpf_program_insns(obj, i, &cnt);
     if (!insns)
         return l->prog_fds[i] = ksym_last_error();
+    /* Per-alias constants: this program's own copy, its values written. */
+    struct ksym_bpf_insn *own = NULL;
+    if (kl_uses_alias_values(obj, i)) {
+        own = malloc(cnt * sizeof(*own));
+        int n = own ? ksym_bpf_program_alias_insns(obj, i, own, cnt) : -ENOMEM;
+        if (n < 0 || (size_t)n != cnt) {
+            if (report)
+                fprintf(report, "  %-24s NOT LOADED: %s\n", p.name, n < 0 ? ksym_last_error_message() : "?");
+            free(own);
+            return l->prog_fds[i] = n < 0 ? n : -EINVAL;
+        }
+        insns = own;
+    }
     memset(&a, 0, sizeof(a));
     a.prog_type = at.prog_type ? at.prog_type : KL_PROG_SOCKET_FILTER;
     a.expected_attach_type = at.expected_attach_type;
@@ -73,6 +97,7 @@ int kl_load_prog_btf(struct ksym_bpf_object *obj, struct kl_loaded *l, size_t i,
         if (again >= 0)
             close((int)again);
     }
+    free(own);
     if (report) {
         if (fd >= 0)
             fprintf(report, "  %-24s loaded: %zu insns, %zu func_info, %zu line_info, verifier OK\n", p.name, cnt,

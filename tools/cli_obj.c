@@ -25,6 +25,7 @@ static const char *reloc_kind(int k)
     case KSYM_BPF_RELOC_KSYM_BTF: return "ksym_btf";
     case KSYM_BPF_RELOC_KFUNC: return "kfunc";
     case KSYM_BPF_RELOC_KCONFIG: return "kconfig";
+    case KSYM_BPF_RELOC_ALIAS: return "alias";
     default: return "?";
     }
 }
@@ -160,6 +161,12 @@ static void print_externs(struct ksym_bpf_object *obj, size_t ne)
             break;
         case KSYM_BPF_EXTERN_KCONFIG:
             printf(".kconfig at offset %u%s%s", e.offset, e.resolved ? "" : " (not set: 0)", weak);
+            break;
+        case KSYM_BPF_EXTERN_ALIAS_VALUE:
+            printf("per-alias: each program's value%s", weak);
+            break;
+        case KSYM_BPF_EXTERN_ALIAS_ADDR:
+            printf("per-alias: each program's function address%s", weak);
             break;
         default:
             if (e.resolved)

@@ -26,6 +26,35 @@ pub enum ExternKind {
     Kfunc = 3,
     /// `extern unsigned int CONFIG_HZ __kconfig;`.
     Kconfig = 4,
+    /// `extern const void ksym_alias_value __ksym __weak;`: a per-alias
+    /// constant, the value the loader gave the program or alias
+    /// ([`super::object::Object::alias_insns`]); 0 in the shared copy.
+    AliasValue = 5,
+    /// `extern const void ksym_alias_addr __ksym __weak;`: a per-alias
+    /// constant, the kernel address of the function the program or alias
+    /// attaches to; 0 in the shared copy.
+    AliasAddr = 6,
+}
+
+/// The reserved names of the per-alias constants, and their kinds.
+const ALIAS_EXTERNS: [(&str, ExternKind); 2] = [
+    ("ksym_alias_value", ExternKind::AliasValue),
+    ("ksym_alias_addr", ExternKind::AliasAddr),
+];
+
+/// The per-alias constant `name` names, if it is a reserved name.
+fn alias_kind(name: &[u8]) -> Option<ExternKind> {
+    ALIAS_EXTERNS
+        .iter()
+        .find(|(n, _)| n.as_bytes() == name)
+        .map(|&(_, k)| k)
+}
+
+impl ExternKind {
+    /// A per-alias constant ([`ExternKind::AliasValue`], [`ExternKind::AliasAddr`]).
+    pub fn is_alias(self) -> bool {
+        matches!(self, ExternKind::AliasValue | ExternKind::AliasAddr)
+    }
 }
 
 /// How a `.kconfig` value is stored (libbpf's `enum kcfg_type`).
@@ -94,13 +123,15 @@ pub struct Extern {
 }
 
 impl Extern {
-    /// An untyped ksym named by a relocation only (no BTF for it).
+    /// An untyped ksym named by a relocation only (no BTF for it), or a
+    /// per-alias constant (a reserved name), which needs no resolving.
     pub(super) fn untyped(name: CString, weak: bool) -> Extern {
+        let alias = alias_kind(name.to_bytes());
         Extern {
             name,
-            kind: ExternKind::Ksym,
+            kind: alias.unwrap_or(ExternKind::Ksym),
             weak,
-            resolved: false,
+            resolved: alias.is_some(),
             addr: 0,
             btf_id: 0,
             btf_obj_fd: 0,
@@ -138,12 +169,24 @@ pub(super) fn collect(btf: &Btf, weak: impl Fn(&[u8]) -> bool) -> Result<Vec<Ext
             let mut x = Extern::untyped(cname, weak(name));
             let shown = String::from_utf8_lossy(name);
             match (sec == b".kconfig", v.kind()) {
+                (false, fbtf::KIND_FUNC) if x.kind.is_alias() => {
+                    return Err(Error::invalid(format!(
+                        "extern function `{shown}` is a reserved name, a per-alias constant: \
+                         declare it `extern const void {shown} __ksym __weak;`"
+                    )))
+                }
                 (false, fbtf::KIND_FUNC) => {
                     x.kind = ExternKind::Kfunc;
                     x.local_type = v.type_id();
                 }
                 (false, fbtf::KIND_VAR) => {
                     x.local_type = btf.resolve(v.type_id())?;
+                    if x.local_type != 0 && x.kind.is_alias() {
+                        return Err(Error::invalid(format!(
+                            "extern `{shown}` is a reserved name, a per-alias constant: declare it \
+                             untyped, `extern const void {shown} __ksym __weak;`"
+                        )));
+                    }
                     if x.local_type != 0 {
                         x.kind = ExternKind::KsymBtf;
                     }

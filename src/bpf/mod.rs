@@ -27,6 +27,7 @@
 //! `relocate`, `programs`, `multi`, `vars`), and this file, which only declares and
 //! re-exports.
 
+mod alias_values;
 mod attach;
 pub(crate) mod btf_ext;
 pub(crate) mod core;

@@ -36,6 +36,10 @@ pub enum RelocKind {
     Kfunc = 8,
     /// ld_imm64 ← the `.kconfig` map + the extern's offset.
     Kconfig = 9,
+    /// ld_imm64 ← a per-alias constant (`ksym_alias_value`,
+    /// `ksym_alias_addr`): 0 in the shared copy, each program's or alias's
+    /// own value in [`Object::alias_insns`].
+    Alias = 10,
 }
 
 /// [`Reloc::flags`]: the value is final (after [`Object::resolve_btf`]).
@@ -90,6 +94,8 @@ pub struct Program {
     /// Whether a loader loads it (libbpf's autoload): off for a `?`
     /// section.
     pub(super) autoload: bool,
+    /// The value of its `ksym_alias_value` (`None`: its own index).
+    pub(super) alias_value: Option<u64>,
 }
 
 /// A map: a BTF-defined `.maps` variable or a data section.
@@ -346,6 +352,7 @@ impl Program {
         Program {
             name,
             alias_of: root,
+            alias_value: None,
             ..self.clone()
         }
     }

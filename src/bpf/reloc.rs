@@ -286,6 +286,7 @@ fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Ta
             let (kind, addend) = match x.kind {
                 ExternKind::KsymBtf | ExternKind::Kfunc => (RelocKind::KsymBtf, 0),
                 ExternKind::Kconfig => (RelocKind::Kconfig, x.kcfg.map_or(0, |k| k.off as i64)),
+                ExternKind::AliasValue | ExternKind::AliasAddr => (RelocKind::Alias, 0),
                 _ => (RelocKind::Ksym, 0),
             };
             out.relocs.push(Reloc {
@@ -502,6 +503,13 @@ pub(super) fn patch(l: &mut Layout, maps: &[Map], externs: &[Extern], kconfig: O
                 insns[i].set_src_reg(insn::PSEUDO_BTF_ID);
                 insns[i].imm = x.btf_id as i32;
                 insns[i + 1].imm = x.btf_obj_fd;
+            }
+            RelocKind::Alias => {
+                // The shared copy: 0, what libbpf gives a weak ksym that
+                // kallsyms lacks; each alias's value is written in its own
+                // copy (Object::alias_insns).
+                insns[i].imm = 0;
+                insns[i + 1].imm = 0;
             }
             RelocKind::Ksym | RelocKind::KsymBtf => {
                 // A weak typed ksym not found takes the untyped way: 0.

@@ -105,6 +105,10 @@ pub enum ksym_bpf_reloc_kind {
     /// ld_imm64 <- the `.kconfig` map + the extern's offset
     /// (BPF_PSEUDO_MAP_VALUE): target the extern, addend the offset.
     KSYM_BPF_RELOC_KCONFIG = 9,
+    /// ld_imm64 <- a per-alias constant (`ksym_alias_value`,
+    /// `ksym_alias_addr`): 0 in the shared copy, each program's or alias's
+    /// own value from ksym_bpf_program_alias_insns; target the extern.
+    KSYM_BPF_RELOC_ALIAS = 10,
 }
 
 /// ksym_bpf_reloc.flags: the value (addend) is final: resolved by
@@ -396,6 +400,7 @@ pub unsafe extern "C" fn ksym_bpf_program_reloc(
             RelocKind::KsymBtf => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KSYM_BTF,
             RelocKind::Kfunc => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KFUNC,
             RelocKind::Kconfig => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_KCONFIG,
+            RelocKind::Alias => ksym_bpf_reloc_kind::KSYM_BPF_RELOC_ALIAS,
         };
         let v = ksym_bpf_reloc {
             sz: std::mem::size_of::<ksym_bpf_reloc>(),

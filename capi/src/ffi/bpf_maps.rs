@@ -126,6 +126,12 @@ pub enum ksym_bpf_extern_kind {
     KSYM_BPF_EXTERN_KFUNC = 3,
     /// A `.kconfig` variable: its value in the `.kconfig` map, by resolve_btf.
     KSYM_BPF_EXTERN_KCONFIG = 4,
+    /// `extern const void ksym_alias_value __ksym __weak;`: a per-alias
+    /// constant, each program's or alias's value (ksym_bpf_program_alias_insns).
+    KSYM_BPF_EXTERN_ALIAS_VALUE = 5,
+    /// `extern const void ksym_alias_addr __ksym __weak;`: a per-alias
+    /// constant, the address of the function each program or alias attaches to.
+    KSYM_BPF_EXTERN_ALIAS_ADDR = 6,
 }
 
 /// An extern of the object (output struct: set `sz`).
@@ -139,7 +145,7 @@ pub struct ksym_bpf_extern_info {
     pub weak: bool,
     /// KSYM: found in kallsyms by ksym_bpf_object_resolve_ksyms; KSYM_BTF,
     /// KFUNC: found in the kernel's BTF; KCONFIG: its value was set (both
-    /// by ksym_bpf_object_resolve_btf).
+    /// by ksym_bpf_object_resolve_btf); ALIAS_*: always (libksym writes them).
     pub resolved: bool,
     /// Reserved: written zero.
     pub reserved: [u8; 6],

@@ -38,6 +38,7 @@ pub mod bpf_maps;
 pub mod bpf_vars;
 pub mod bpf_attach;
 pub mod bpf_multi;
+pub mod bpf_alias;
 pub mod kinds;
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks;

@@ -135,6 +135,7 @@ fn programs(elf: &Elf<'_>, c: &Collected<'_>) -> Result<Vec<Program>> {
             sec,
             attach,
             autoload: !secs[sec].name.starts_with(b"?"),
+            alias_value: None,
         });
     }
     Ok(programs)
