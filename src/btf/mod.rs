@@ -225,7 +225,7 @@ impl KernelBtf {
         data: crate::base::mapped::Store<u8>,
     ) -> Result<(Indexed, snapshot::SnapshotInfo)> {
         let mut info = snapshot::SnapshotInfo::default();
-        let plan = match snapshot::Plan::new(opts, path, &data) {
+        let plan = match snapshot::plan(opts, path, &data) {
             Ok(plan) => plan,
             Err(why) => {
                 info.note = Some(why);
@@ -233,7 +233,7 @@ impl KernelBtf {
             }
         };
         info.path = Some(plan.path().to_path_buf());
-        let data = match plan.load(data) {
+        let data = match snapshot::load(&plan, data) {
             Ok((ix, bytes)) => {
                 info.loaded = true;
                 info.bytes = bytes;
@@ -246,7 +246,7 @@ impl KernelBtf {
         };
         let ix = Self::check_vmlinux(path, data)?;
         let t = std::time::Instant::now();
-        let written = plan.write(&ix);
+        let written = snapshot::write(&plan, &ix);
         info.write_ns = t.elapsed().as_nanos() as u64;
         match written {
             Ok(n) => {

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-mod background;
 mod build;
 mod lookup;
 pub(crate) mod parse;
@@ -46,9 +45,10 @@ use crate::rules::suggest::Suggest;
 use parse::{parse_buffer, Entry, Parsed, SIZE_FAR};
 use read::read_and_parse;
 
-pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
+use crate::base::snapshot::background;
 /// Waits for the snapshots this process is writing (tests, the bench).
-pub use background::wait as wait_for_snapshot_writers;
+pub use crate::base::snapshot::background::wait as wait_for_snapshot_writers;
+pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
 
 /// `ksym_symbol.flags`: the module is built into the kernel.
 pub const SYM_BUILTIN: u32 = 1;
@@ -262,7 +262,7 @@ impl Table {
             .clone()
             .unwrap_or_else(default_kallsyms_path);
         let ranges = ranges::from_option(opts.builtin_ranges_path.as_deref());
-        let plan = snapshot::Plan::new(
+        let plan = snapshot::TablePlan::new(
             &Options {
                 builtin_ranges_path: Some(ranges.clone().unwrap_or_default()),
                 ..opts.clone()
@@ -309,7 +309,7 @@ impl Table {
         if let (Ok(p), Some(w)) = (&plan, writer) {
             t.info.snapshot.path = Some(p.path().to_path_buf());
             // The rest of the snapshot is written by a thread of its own
-            // (`background`): this open returns now.
+            // ([`background`]): this open returns now.
             match w.and_then(|w| p.finish_later(w, &mut t)) {
                 Ok(()) => {
                     t.info.snapshot.written = true;
