@@ -143,11 +143,11 @@ pub mod internals {
         use crate::formats::btf::Btf;
 
         /// `KernelBtf::vmlinux` (crate-private: its type is the core's).
-        pub fn vmlinux(k: &KernelBtf) -> &Indexed {
+        pub fn vmlinux(k: &KernelBtf) -> &NameIndexedBtf {
             k.vmlinux()
         }
         /// `KernelBtf::object`.
-        pub fn object(k: &KernelBtf, obj: usize) -> Result<&Indexed> {
+        pub fn object(k: &KernelBtf, obj: usize) -> Result<&NameIndexedBtf> {
             k.object(obj)
         }
         /// `KernelBtf::from_parts`: a kernel BTF from parsed BTF alone.

@@ -36,13 +36,13 @@
 //!      a type with the slot's name (never another type), and their own
 //!      checksum is checked on the first lookup: when it fails, lookups go
 //!      to an index rebuilt from the blob, so a damaged slot loses no
-//!      answer ([`Indexed`]).
+//!      answer ([`NameIndexedBtf`]).
 //! ```
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Indexed, Options};
+use super::{NameIndexedBtf, Options};
 use crate::base::hash::{hash, NameIndex};
 use crate::base::mapped::Store;
 use crate::base::snapshot::trust::{self, identity, push_str};
@@ -98,7 +98,7 @@ pub fn plan(opts: &Options, source: &Path, data: &[u8]) -> Result<Plan, String> 
 
 /// vmlinux's BTF from `data` with the check and index of a valid
 /// snapshot; `data` back with the reason when there is none.
-pub fn load(plan: &Plan, data: Store<u8>) -> Result<(Indexed, usize), (String, Store<u8>)> {
+pub fn load(plan: &Plan, data: Store<u8>) -> Result<(NameIndexedBtf, usize), (String, Store<u8>)> {
     let c = match plan.open(&FORMAT) {
         Ok(c) => c,
         Err(why) => return Err((why, data)),
@@ -112,14 +112,14 @@ pub fn load(plan: &Plan, data: Store<u8>) -> Result<(Indexed, usize), (String, S
         let slots = Store::mapped(map, parts.slots.0, parts.slots.1)?;
         let index = NameIndex::from_parts(slots, parts.index.0, parts.index.1, parts.index.2)?;
         let own = 1..1 + u32::try_from(offsets.len()).ok()?;
-        Indexed::fits(own, &parts.flavored).then_some((offsets, index))
+        NameIndexedBtf::fits(own, &parts.flavored).then_some((offsets, index))
     })();
     let Some((offsets, index)) = views else {
         return Err((plan.damaged(), data));
     };
     match Btf::with_offsets(data, offsets) {
         Ok(btf) => Ok((
-            Indexed::from_parts(Arc::new(btf), index, parts.flavored, parts.slots_sum),
+            NameIndexedBtf::from_parts(Arc::new(btf), index, parts.flavored, parts.slots_sum),
             c.len,
         )),
         Err((e, data)) => Err((
@@ -131,7 +131,7 @@ pub fn load(plan: &Plan, data: Store<u8>) -> Result<(Indexed, usize), (String, S
 
 /// Writes the snapshot of `ix` (vmlinux's BTF, checked and indexed);
 /// returns its size.
-pub fn write(plan: &Plan, ix: &Indexed) -> Result<usize, String> {
+pub fn write(plan: &Plan, ix: &NameIndexedBtf) -> Result<usize, String> {
     use std::os::unix::fs::FileExt;
     let temp = plan.temp("btf")?;
     let (index, flavored) = ix.parts();

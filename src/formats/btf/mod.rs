@@ -160,7 +160,9 @@ fn extra_len(kind: u32, vlen: usize) -> Option<usize> {
     })
 }
 
-/// A BTF blob and the index of its types.
+/// A BTF blob and where each of its own types starts: its types by id
+/// ([`Btf::ty`]), checked once ([`Btf::parse`]). No index of names: the
+/// kernel's BTF adds one (`btf::NameIndexedBtf`).
 pub struct Btf {
     /// Owned, or the kernel's own BTF mapped in place ([`read_vmlinux`]).
     data: Store<u8>,
