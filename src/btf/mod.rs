@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::base::snapshot::SnapshotOptions;
 use crate::cname::CName;
 use crate::error::{Error, Result, NOT_FOUND};
 use crate::formats::btf::{self as raw, kind_name, Btf};
@@ -52,12 +53,9 @@ pub struct Options {
     pub kconfig_path: Option<PathBuf>,
     /// kallsyms, for the addresses of function targets.
     pub kallsyms_path: Option<PathBuf>,
-    /// Neither read nor write a snapshot of vmlinux's check and index.
-    pub no_snapshot: bool,
-    /// Where snapshots live (`None`: /run/ksym).
-    pub snapshot_dir: Option<PathBuf>,
-    /// The boot id (`None`: the kernel's), for tests of the snapshot key.
-    pub boot_id_path: Option<PathBuf>,
+    /// Whether and where the snapshot of vmlinux's check and index is
+    /// kept (the options the table's share).
+    pub snapshot: SnapshotOptions,
 }
 
 /// A module's BTF, read when first needed.

@@ -79,17 +79,17 @@ fn content_key(data: &[u8]) -> [u64; 3] {
 /// is none.
 pub fn plan(opts: &Options, source: &Path, data: &[u8]) -> Result<Plan, String> {
     let dir = trust::place(
-        opts.no_snapshot.then_some("KSYM_BTF_NO_SNAPSHOT"),
+        opts.snapshot.no_snapshot.then_some("KSYM_BTF_NO_SNAPSHOT"),
         opts.vmlinux_btf_path
             .is_some()
             .then_some("vmlinux_btf_path"),
-        opts.snapshot_dir.as_deref(),
+        opts.snapshot.snapshot_dir.as_deref(),
         || (crate::base::sys::euid() != 0).then_some("needs euid 0"),
     )?;
     let mut what = Vec::new();
     push_str(&mut what, source.as_os_str().as_encoded_bytes());
     let mut key = what.clone();
-    key.extend_from_slice(&trust::boot_key(opts.boot_id_path.as_deref())?);
+    key.extend_from_slice(&trust::boot_key(opts.snapshot.boot_id_path.as_deref())?);
     for v in identity(source).into_iter().chain(content_key(data)) {
         key.extend_from_slice(&le(v));
     }

@@ -137,12 +137,14 @@ impl TablePlan {
         // /run/ksym holds the running kernel's table only: a file named by
         // the caller gets a snapshot in a directory the caller names.
         let dir = trust::place(
-            opts.no_snapshot.then_some("KSYM_TABLE_NO_SNAPSHOT"),
+            opts.snapshot
+                .no_snapshot
+                .then_some("KSYM_TABLE_NO_SNAPSHOT"),
             opts.kallsyms_path.is_some().then_some("kallsyms_path"),
-            opts.snapshot_dir.as_deref(),
+            opts.snapshot.snapshot_dir.as_deref(),
             || (!privileged()).then_some("needs euid 0 and real addresses in /proc/kallsyms"),
         )?;
-        let boot = trust::boot_key(opts.boot_id_path.as_deref())?;
+        let boot = trust::boot_key(opts.snapshot.boot_id_path.as_deref())?;
         let ranges = opts.builtin_ranges_path.clone().unwrap_or_default();
         let vmlinux = opts.vmlinux_path.clone().unwrap_or_default();
         // The name: which source and options; the key: which boot and files.

@@ -38,6 +38,20 @@ use super::mapped::Mapping;
 use trust::{Dir, Opened, Temp};
 pub use trust::{SnapshotInfo, DEFAULT_DIR};
 
+/// What the table and the BTF are told of their snapshots: the options
+/// both share (`TableOptions::snapshot`, `BtfOptions::snapshot`).
+#[derive(Clone, Debug, Default)]
+pub struct SnapshotOptions {
+    /// Neither read nor write a snapshot (`KSYM_TABLE_NO_SNAPSHOT`,
+    /// `KSYM_BTF_NO_SNAPSHOT`).
+    pub no_snapshot: bool,
+    /// Where snapshots live. Default: /run/ksym.
+    pub snapshot_dir: Option<PathBuf>,
+    /// The boot id a snapshot is keyed by (tests: a fake one). Default:
+    /// /proc/sys/kernel/random/boot_id.
+    pub boot_id_path: Option<PathBuf>,
+}
+
 /// The header's length; the payload's fields end before it.
 pub const HEADER: usize = 256;
 
