@@ -57,6 +57,45 @@ pub fn get_u64(b: &[u8], at: usize) -> Option<u64> {
     ))
 }
 
+/// Reads bytes from the front: little-endian `u64`s, runs of bytes, and
+/// strings with their length (a `u64`) in front, as the snapshots' keys
+/// and meta hold them. `None` past the end.
+pub struct Cursor<'b> {
+    bytes: &'b [u8],
+    at: usize,
+}
+
+impl<'b> Cursor<'b> {
+    pub fn new(bytes: &'b [u8]) -> Cursor<'b> {
+        Cursor { bytes, at: 0 }
+    }
+
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
+        let v = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(v)
+    }
+
+    /// The next `u64`.
+    pub fn u64(&mut self) -> Option<u64> {
+        let v = get_u64(self.bytes, self.at)?;
+        self.at += 8;
+        Some(v)
+    }
+
+    /// The next string: its length, then its bytes.
+    pub fn string(&mut self) -> Option<&'b [u8]> {
+        let n = self.u64()? as usize;
+        self.bytes(n)
+    }
+
+    /// Every byte was read.
+    pub fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +113,20 @@ mod tests {
         assert_eq!(get_u64(&b, 1), Some(0x0908_0706_0504_0302));
         assert_eq!(get_u64(&b, 2), None);
         assert_eq!(get_u64(&b, usize::MAX), None);
+    }
+
+    #[test]
+    fn a_cursor_reads_from_the_front_and_stops_at_the_end() {
+        let mut b = 7u64.to_le_bytes().to_vec();
+        b.extend_from_slice(&2u64.to_le_bytes());
+        b.extend_from_slice(b"hi!");
+        let mut r = Cursor::new(&b);
+        assert_eq!(r.u64(), Some(7));
+        assert_eq!(r.string(), Some(&b"hi"[..]));
+        assert!(!r.at_end());
+        assert_eq!(r.u64(), None);
+        assert_eq!(r.bytes(2), None);
+        assert_eq!(r.bytes(1), Some(&b"!"[..]));
+        assert!(r.at_end());
     }
 }

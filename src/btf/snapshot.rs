@@ -44,6 +44,7 @@ use std::sync::Arc;
 
 use super::{NameIndexedBtf, Options};
 use crate::base::hash::{hash, NameIndex};
+use crate::base::le;
 use crate::base::mapped::Store;
 use crate::base::snapshot::trust::{self, identity, push_str};
 pub use crate::base::snapshot::SnapshotInfo;
@@ -211,8 +212,8 @@ impl Parts {
         let flavored = flav
             .chunks_exact(16)
             .map(|c| {
-                let h = u64::from_le_bytes(c[..8].try_into().ok()?);
-                let id = u32::try_from(u64::from_le_bytes(c[8..].try_into().ok()?)).ok()?;
+                let h = le::get_u64(c, 0)?;
+                let id = u32::try_from(le::get_u64(c, 8)?).ok()?;
                 Some((h, id))
             })
             .collect::<Option<Vec<_>>>()?;

@@ -50,6 +50,7 @@ use std::sync::Arc;
 use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
 use crate::base::hash::{checksum as sum_of, NameIndex};
+use crate::base::le::Cursor;
 use crate::base::mapped::{Mapping, Store};
 use crate::base::read::{limits, read_file};
 use crate::base::snapshot::trust::{self, identity, push_str, Temp};
@@ -243,26 +244,6 @@ fn modules_key(path: &Path) -> Vec<u8> {
     out
 }
 
-/// Reads the meta section.
-struct Reader<'b>(&'b [u8], usize);
-
-impl<'b> Reader<'b> {
-    fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
-        let v = self.0.get(self.1..self.1.checked_add(n)?)?;
-        self.1 += n;
-        Some(v)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        self.bytes(8)
-            .and_then(|v| v.try_into().ok())
-            .map(u64::from_le_bytes)
-    }
-    fn string(&mut self) -> Option<&'b [u8]> {
-        let n = self.u64()? as usize;
-        self.bytes(n)
-    }
-}
-
 fn pad_to(out: &mut Vec<u8>, align: usize) {
     while out.len() % align != 0 {
         out.push(0);
@@ -441,7 +422,7 @@ fn from_file(c: &Checked, opts: &Options) -> Option<Table> {
         Store::mapped(map, text_at.checked_sub(base)?, base.checked_add(text_len)?)?;
 
     // Meta.
-    let mut r = Reader(meta, 0);
+    let mut r = Cursor::new(meta);
     let nums: Vec<u64> = (0..8).map(|_| r.u64()).collect::<Option<_>>()?;
     let source = String::from_utf8(r.string()?.to_vec()).ok()?;
     let has_ranges = r.bytes(1)?[0] == 1;
