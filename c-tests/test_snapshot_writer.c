@@ -1,7 +1,8 @@
 /*
- * The table snapshot's background writer (src/table/background.rs): the
- * first open of a boot returns before the snapshot is written, and a
- * thread of the library finishes it. In a process that:
+ * The table snapshot's background writer
+ * (src/base/snapshot/background.rs): the first open of a boot returns
+ * before the snapshot is written, and a thread of the library finishes
+ * it. In a process that:
  *
  * - exits (returns from main, exit()): the snapshot is whole on disk
  *   afterwards, and the next process's open maps it;

@@ -9,7 +9,7 @@ fn main() {
     // libksym.so.0.2.0 has soname libksym.so.0 (see the Makefile).
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libksym.so.{major}");
     // Never unloaded by dlclose: a table's snapshot may still be being
-    // written by a thread of the library (src/table/background.rs).
+    // written by a thread of the library (src/base/snapshot/background.rs).
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     #[cfg(feature = "generate-header")]
     header::generate();

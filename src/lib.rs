@@ -75,6 +75,7 @@ mod resolve;
 mod rules;
 mod table;
 
+pub use base::snapshot::{SnapshotInfo, SnapshotOptions};
 pub use btf::targets::{Target, TargetKind, Text as TargetText};
 pub use btf::{FilterFunctions, Found, KernelBtf, Options as BtfOptions, Stats as BtfStats};
 pub use cname::CName;
@@ -89,7 +90,6 @@ pub use resolve::{
 };
 pub use rules::modules::ModuleKind;
 pub use rules::query::Query;
-pub use table::snapshot::SnapshotInfo;
 pub use table::{
     Info as TableInfo, Lookup, ModuleInfo, Options as TableOptions, SizeSource, Symbol, Table,
     SYM_BUILTIN, SYM_SIZE_EXACT,
@@ -143,11 +143,11 @@ pub mod internals {
         use crate::formats::btf::Btf;
 
         /// `KernelBtf::vmlinux` (crate-private: its type is the core's).
-        pub fn vmlinux(k: &KernelBtf) -> &Indexed {
+        pub fn vmlinux(k: &KernelBtf) -> &NameIndexedBtf {
             k.vmlinux()
         }
         /// `KernelBtf::object`.
-        pub fn object(k: &KernelBtf, obj: usize) -> Result<&Indexed> {
+        pub fn object(k: &KernelBtf, obj: usize) -> Result<&NameIndexedBtf> {
             k.object(obj)
         }
         /// `KernelBtf::from_parts`: a kernel BTF from parsed BTF alone.

@@ -20,7 +20,10 @@ fn table(path: &Path) -> Result<Table, Error> {
     Table::open(&Options {
         kallsyms_path: Some(path.to_path_buf()),
         builtin_ranges_path: Some(PathBuf::new()),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
 }

@@ -179,7 +179,10 @@ fn names_only_in_modules_duplicates_and_errors() {
     let no_mod_btf = KernelBtf::open(&Options {
         vmlinux_btf_path: Some(k.vmlinux()),
         module_btf_dir: Some(empty.path().to_path_buf()),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         kallsyms_path: Some(k.dir.path().join("kallsyms")),
         ..Default::default()
     })
@@ -348,7 +351,10 @@ fn expanding_patterns() {
         module_btf_dir: Some(empty.path().to_path_buf()),
         filter_functions_path: Some("".into()),
         kallsyms_path: Some(k.dir.path().join("kallsyms")),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();

@@ -47,8 +47,11 @@ impl Setup {
             vmlinux_btf_path: Some(self.k.vmlinux()),
             module_btf_dir: Some("".into()),
             filter_functions_path: Some("".into()),
-            snapshot_dir: Some(self.snap.clone()),
-            boot_id_path: Some(self.boot.clone()),
+            snapshot: ksym::SnapshotOptions {
+                snapshot_dir: Some(self.snap.clone()),
+                boot_id_path: Some(self.boot.clone()),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -59,7 +62,10 @@ impl Setup {
 
     fn read(&self) -> KernelBtf {
         KernelBtf::open(&Options {
-            no_snapshot: true,
+            snapshot: ksym::SnapshotOptions {
+                no_snapshot: true,
+                ..self.opts().snapshot
+            },
             ..self.opts()
         })
         .unwrap()
@@ -213,7 +219,10 @@ fn another_boot_or_a_changed_file_invalidates() {
     // No snapshot without a snapshot_dir for a named file, none at all
     // with no_snapshot.
     let o = Options {
-        snapshot_dir: None,
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: None,
+            ..other.opts().snapshot
+        },
         ..other.opts()
     };
     let b = KernelBtf::open(&o).unwrap();
@@ -406,7 +415,10 @@ fn the_running_kernels_btf_from_a_snapshot() {
     let o = Options {
         module_btf_dir: Some("".into()),
         filter_functions_path: Some("".into()),
-        snapshot_dir: Some(dir.path().join("snap")),
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: Some(dir.path().join("snap")),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let first = KernelBtf::open(&o).unwrap();
@@ -446,8 +458,11 @@ fn btf_snapshot_child() {
         vmlinux_btf_path: Some(v.into()),
         module_btf_dir: Some("".into()),
         filter_functions_path: Some("".into()),
-        snapshot_dir: Some(d.into()),
-        boot_id_path: Some(b.into()),
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: Some(d.into()),
+            boot_id_path: Some(b.into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     match KernelBtf::open(&o) {

@@ -272,7 +272,10 @@ fn streamed_names_of_a_real_kernel() {
     let table = Table::open(&Options {
         kallsyms_path: Some(fifo),
         builtin_ranges_path: Some("".into()),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();

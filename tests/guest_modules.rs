@@ -131,7 +131,10 @@ fn live_module_symbols_match_kallsyms() {
     let t = Table::open(&Options {
         kallsyms_path: Some("/proc/kallsyms".into()),
         builtin_ranges_path: Some("".into()),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();

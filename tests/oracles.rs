@@ -15,7 +15,10 @@ fn table(kernel: &str) -> (common::TempDir, Table) {
     let t = Table::open(&Options {
         kallsyms_path: Some(path),
         builtin_ranges_path: Some("".into()),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();

@@ -49,8 +49,11 @@ impl Setup {
             kallsyms_path: Some(self.kallsyms.clone()),
             builtin_ranges_path: Some(PathBuf::new()),
             modules_path: Some(self.modules.clone()),
-            snapshot_dir: Some(self.snap.clone()),
-            boot_id_path: Some(self.boot.clone()),
+            snapshot: ksym::SnapshotOptions {
+                snapshot_dir: Some(self.snap.clone()),
+                boot_id_path: Some(self.boot.clone()),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -61,7 +64,10 @@ impl Setup {
 
     fn read(&self) -> Table {
         Table::open(&Options {
-            no_snapshot: true,
+            snapshot: ksym::SnapshotOptions {
+                no_snapshot: true,
+                ..self.opts().snapshot
+            },
             ..self.opts()
         })
         .unwrap()
@@ -459,8 +465,11 @@ fn snapshot_child() {
         kallsyms_path: Some(k.into()),
         builtin_ranges_path: Some(PathBuf::new()),
         modules_path: Some(m.into()),
-        snapshot_dir: Some(d.into()),
-        boot_id_path: Some(b.into()),
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: Some(d.into()),
+            boot_id_path: Some(b.into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     match Table::open(&o) {

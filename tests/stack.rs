@@ -98,7 +98,10 @@ fn stacks_with_exact_sizes_and_builtin_modules() {
     let t = Table::open(&Options {
         kallsyms_path: Some(path),
         builtin_ranges_path: Some(PathBuf::new()),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();
@@ -109,7 +112,10 @@ fn stacks_with_exact_sizes_and_builtin_modules() {
     let t = Table::open(&Options {
         kallsyms_path: Some(path),
         builtin_ranges_path: Some(fixture("builtin/modules.builtin.ranges")),
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();
@@ -136,8 +142,11 @@ fn stacks_from_a_snapshot() {
         kallsyms_path: Some(kallsyms),
         builtin_ranges_path: Some(PathBuf::new()),
         modules_path: Some(modules),
-        snapshot_dir: Some(dir.path().join("snap")),
-        boot_id_path: Some(boot),
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: Some(dir.path().join("snap")),
+            boot_id_path: Some(boot),
+            ..Default::default()
+        },
         ..Default::default()
     };
     drop(Table::open(&opts).unwrap());
@@ -146,7 +155,10 @@ fn stacks_from_a_snapshot() {
     let mut addrs = addresses(&text);
     addrs.extend([0xffffffffc0abc000, 0xffffffffc0abc010]);
     let fresh = Table::open(&Options {
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..opts.snapshot.clone()
+        },
         ..opts.clone()
     })
     .unwrap();

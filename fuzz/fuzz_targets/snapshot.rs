@@ -228,15 +228,21 @@ fn table_setup(dir: &Path, snap: &Path, boot: &Path) -> TableSetup {
         kallsyms_path: Some(kallsyms),
         builtin_ranges_path: Some(PathBuf::new()),
         modules_path: Some(dir.join("no-modules")),
-        snapshot_dir: Some(snap.to_path_buf()),
-        boot_id_path: Some(boot.to_path_buf()),
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: Some(snap.to_path_buf()),
+            boot_id_path: Some(boot.to_path_buf()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let t = Table::open(&opts).unwrap();
     assert!(t.info().snapshot.written, "{:?}", t.info().snapshot);
     // The oracle: the table read from kallsyms itself, no snapshot.
     let plain = Table::open(&ksym::internals::table::Options {
-        no_snapshot: true,
+        snapshot: ksym::SnapshotOptions {
+            no_snapshot: true,
+            ..opts.snapshot.clone()
+        },
         ..opts.clone()
     })
     .unwrap();
@@ -292,8 +298,11 @@ fn btf_setup(dir: &Path, snap: &Path, boot: &Path) -> BtfSetup {
     let opts = ksym::internals::btf::Options {
         vmlinux_btf_path: Some(btf),
         module_btf_dir: Some(PathBuf::new()),
-        snapshot_dir: Some(snap.to_path_buf()),
-        boot_id_path: Some(boot.to_path_buf()),
+        snapshot: ksym::SnapshotOptions {
+            snapshot_dir: Some(snap.to_path_buf()),
+            boot_id_path: Some(boot.to_path_buf()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let k = KernelBtf::open(&opts).unwrap();

@@ -150,7 +150,7 @@ impl KernelBtf {
             )
     }
 
-    fn found<'k>(&'k self, obj: usize, blob: &'k Indexed, id: u32) -> Found<'k> {
+    fn found<'k>(&'k self, obj: usize, blob: &'k NameIndexedBtf, id: u32) -> Found<'k> {
         let t = blob.btf.ty(id);
         let name = t
             .and_then(|t| blob.btf.cstr(t.name_off))

@@ -14,8 +14,11 @@ use crate::base::hash::{hash, hash_cstr, NameIndex};
 use crate::error::Result;
 use crate::formats::btf::Btf;
 
-/// One BTF blob with the index of its named types.
-pub struct Indexed {
+/// One BTF blob ([`Btf`]: its types by id) with the index of its named
+/// types (by name, and by essential name for `___flavor` names): what
+/// `KernelBtf` finds types in. [`Btf`] alone is what a BPF object's
+/// `.BTF` and a check need.
+pub struct NameIndexedBtf {
     pub btf: Arc<Btf>,
     index: NameIndex,
     /// (hash of the essential name, id) of every name with a `___flavor`
@@ -28,7 +31,7 @@ pub struct Indexed {
 
 struct Loaded {
     slots_sum: u64,
-    rebuilt: OnceLock<Option<Box<Indexed>>>,
+    rebuilt: OnceLock<Option<Box<NameIndexedBtf>>>,
 }
 
 /// The checksum of an index's slots (a snapshot stores it).
@@ -100,8 +103,8 @@ impl Names {
 /// Below this many types one thread names them all (vmlinux: ~140k).
 const SPLIT_TYPES: usize = 32 * 1024;
 
-impl Indexed {
-    pub fn new(btf: Arc<Btf>) -> Result<Indexed> {
+impl NameIndexedBtf {
+    pub fn new(btf: Arc<Btf>) -> Result<NameIndexedBtf> {
         // vmlinux's names are hashed on two threads (half the types each),
         // as the index is then filled.
         let n = btf.own_len();
@@ -128,7 +131,7 @@ impl Indexed {
         let end = btf.end_id() as usize;
         let index = NameIndex::build_with(&hashes, end, |i| ids[i] as usize, |i| name_offs[i])
             .map_err(|e| e.context("indexing BTF names"))?;
-        Ok(Indexed {
+        Ok(NameIndexedBtf {
             btf,
             index,
             flavored,
@@ -136,7 +139,7 @@ impl Indexed {
         })
     }
 
-    /// What [`Indexed::from_parts`] takes again (a snapshot writes them).
+    /// What [`NameIndexedBtf::from_parts`] takes again (a snapshot writes them).
     pub fn parts(&self) -> (&NameIndex, &[(u64, u32)]) {
         (&self.index, &self.flavored)
     }
@@ -149,7 +152,7 @@ impl Indexed {
         flavored.iter().all(|(_, i)| own.contains(i))
     }
 
-    /// An index from parts that [`Indexed::fits`] accepted, whose slots'
+    /// An index from parts that [`NameIndexedBtf::fits`] accepted, whose slots'
     /// checksum ([`slots_sum`]) must be `slots_sum`: checked on the first
     /// lookup, not here (hashing ~1 MB would cost most of what a snapshot
     /// saves an open that looks nothing up).
@@ -158,8 +161,8 @@ impl Indexed {
         index: NameIndex,
         flavored: Vec<(u64, u32)>,
         slots_sum: u64,
-    ) -> Indexed {
-        Indexed {
+    ) -> NameIndexedBtf {
+        NameIndexedBtf {
             btf,
             index,
             flavored,
@@ -172,14 +175,14 @@ impl Indexed {
 
     /// The index to answer from: this one, or for a snapshot's whose slots
     /// do not have their checksum, one rebuilt from the blob (once).
-    fn checked(&self) -> &Indexed {
+    fn checked(&self) -> &NameIndexedBtf {
         let Some(l) = &self.loaded else {
             return self;
         };
         l.rebuilt
             .get_or_init(|| {
                 (slots_sum(&self.index) != l.slots_sum)
-                    .then(|| Indexed::new(self.btf.clone()).ok().map(Box::new))
+                    .then(|| NameIndexedBtf::new(self.btf.clone()).ok().map(Box::new))
                     .flatten()
             })
             .as_deref()

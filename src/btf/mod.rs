@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::base::snapshot::SnapshotOptions;
 use crate::cname::CName;
 use crate::error::{Error, Result, NOT_FOUND};
 use crate::formats::btf::{self as raw, kind_name, Btf};
@@ -32,7 +33,7 @@ use crate::rules::modules::ModuleKind;
 use crate::rules::query::{module_eq, Query};
 use crate::table::{Options as TableOptions, Table};
 pub use filter::FilterFunctions;
-pub use index::Indexed;
+pub use index::NameIndexedBtf;
 use objects::Objects;
 
 /// The running kernel's BTF.
@@ -52,19 +53,16 @@ pub struct Options {
     pub kconfig_path: Option<PathBuf>,
     /// kallsyms, for the addresses of function targets.
     pub kallsyms_path: Option<PathBuf>,
-    /// Neither read nor write a snapshot of vmlinux's check and index.
-    pub no_snapshot: bool,
-    /// Where snapshots live (`None`: /run/ksym).
-    pub snapshot_dir: Option<PathBuf>,
-    /// The boot id (`None`: the kernel's), for tests of the snapshot key.
-    pub boot_id_path: Option<PathBuf>,
+    /// Whether and where the snapshot of vmlinux's check and index is
+    /// kept (the options the table's share).
+    pub snapshot: SnapshotOptions,
 }
 
 /// A module's BTF, read when first needed.
 struct ModuleBtf {
     name: CString,
     path: PathBuf,
-    blob: OnceLock<Result<Indexed>>,
+    blob: OnceLock<Result<NameIndexedBtf>>,
 }
 
 /// A type found by [`KernelBtf::find`].
@@ -82,7 +80,7 @@ pub struct Found<'k> {
 
 /// The kernel's BTF, with what attach targets need.
 pub struct KernelBtf {
-    vmlinux: Indexed,
+    vmlinux: NameIndexedBtf,
     vmlinux_path: PathBuf,
     modules: Vec<ModuleBtf>,
     /// Module BTF from /sys/kernel/btf: the kernel has objects for it.
@@ -223,9 +221,9 @@ impl KernelBtf {
         opts: &Options,
         path: &Path,
         data: crate::base::mapped::Store<u8>,
-    ) -> Result<(Indexed, snapshot::SnapshotInfo)> {
+    ) -> Result<(NameIndexedBtf, snapshot::SnapshotInfo)> {
         let mut info = snapshot::SnapshotInfo::default();
-        let plan = match snapshot::Plan::new(opts, path, &data) {
+        let plan = match snapshot::plan(opts, path, &data) {
             Ok(plan) => plan,
             Err(why) => {
                 info.note = Some(why);
@@ -233,7 +231,7 @@ impl KernelBtf {
             }
         };
         info.path = Some(plan.path().to_path_buf());
-        let data = match plan.load(data) {
+        let data = match snapshot::load(&plan, data) {
             Ok((ix, bytes)) => {
                 info.loaded = true;
                 info.bytes = bytes;
@@ -246,7 +244,7 @@ impl KernelBtf {
         };
         let ix = Self::check_vmlinux(path, data)?;
         let t = std::time::Instant::now();
-        let written = plan.write(&ix);
+        let written = snapshot::write(&plan, &ix);
         info.write_ns = t.elapsed().as_nanos() as u64;
         match written {
             Ok(n) => {
@@ -259,7 +257,7 @@ impl KernelBtf {
     }
 
     /// vmlinux's BTF read the long way: checked, then indexed.
-    fn check_vmlinux(path: &Path, data: crate::base::mapped::Store<u8>) -> Result<Indexed> {
+    fn check_vmlinux(path: &Path, data: crate::base::mapped::Store<u8>) -> Result<NameIndexedBtf> {
         let btf = Btf::parse(data).map_err(|e| e.context(path.display()))?;
         if btf.end_id() <= 1 {
             return Err(Error::format(format!(
@@ -267,7 +265,7 @@ impl KernelBtf {
                 path.display()
             )));
         }
-        Indexed::new(Arc::new(btf))
+        NameIndexedBtf::new(Arc::new(btf))
     }
 
     /// What happened with the snapshot of vmlinux's BTF.
@@ -278,11 +276,11 @@ impl KernelBtf {
     /// A kernel BTF from BTF already parsed: vmlinux's and modules' (split
     /// on it), with no kallsyms, tracefs or kernel objects behind it.
     pub(crate) fn from_parts(vmlinux: Btf, modules: Vec<(Vec<u8>, Btf)>) -> Result<KernelBtf> {
-        let vmlinux = Indexed::new(Arc::new(vmlinux))?;
+        let vmlinux = NameIndexedBtf::new(Arc::new(vmlinux))?;
         let mut mods = Vec::new();
         for (name, btf) in modules {
             let blob = OnceLock::new();
-            let _ = blob.set(Indexed::new(Arc::new(btf)));
+            let _ = blob.set(NameIndexedBtf::new(Arc::new(btf)));
             mods.push(ModuleBtf {
                 name: CString::new(name).unwrap_or_default(),
                 path: PathBuf::new(),
@@ -308,7 +306,7 @@ impl KernelBtf {
     }
 
     /// vmlinux's BTF.
-    pub(crate) fn vmlinux(&self) -> &Indexed {
+    pub(crate) fn vmlinux(&self) -> &NameIndexedBtf {
         &self.vmlinux
     }
 
@@ -336,7 +334,7 @@ impl KernelBtf {
     /// Object `obj`'s BTF, read and indexed when first asked. A module
     /// whose BTF went away since [`KernelBtf::open`] (unloaded) is
     /// `KSYM_ERR_NOT_FOUND`, saying so.
-    pub(crate) fn object(&self, obj: usize) -> Result<&Indexed> {
+    pub(crate) fn object(&self, obj: usize) -> Result<&NameIndexedBtf> {
         if obj == 0 {
             return Ok(&self.vmlinux);
         }
@@ -356,7 +354,7 @@ impl KernelBtf {
                 })?;
                 let btf = Btf::parse_split(data, self.vmlinux.btf.clone())
                     .map_err(|e| e.context(format!("{shown} (split BTF on {})", self.vmlinux_path.display())))?;
-                Indexed::new(Arc::new(btf))
+                NameIndexedBtf::new(Arc::new(btf))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -489,7 +487,7 @@ impl KernelBtf {
 
     /// Facts: sizes, what was read, what tracefs said.
     pub fn stats(&self) -> Stats {
-        let read: Vec<&Indexed> = self
+        let read: Vec<&NameIndexedBtf> = self
             .modules
             .iter()
             .filter_map(|m| m.blob.get().and_then(|b| b.as_ref().ok()))

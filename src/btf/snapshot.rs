@@ -3,7 +3,9 @@
 //! index), written once per boot and mapped by every later
 //! `ksym_btf_open`: ~0.2 ms instead of ~5 ms. Within one boot the kernel's
 //! BTF never changes (modules' BTF does: it is read as without a
-//! snapshot, when first needed).
+//! snapshot, when first needed). A payload of the snapshot container
+//! ([`crate::base::snapshot`]), which checks the header, the checksum and
+//! the key, and holds the trust rules.
 //!
 //! Valid for one key: the boot id, the kernel's release and version, the
 //! source's path and identity (device, inode, size, mtime), the BTF's
@@ -11,7 +13,7 @@
 //! read (or mapped) from the source as without a snapshot; the snapshot
 //! gives only what was computed from them.
 //!
-//! Trust: the private-file rules of [`crate::base::private`] (effective
+//! Trust: the private-file rules of [`crate::base::snapshot::trust`] (effective
 //! uid 0 only; BTF holds no secret, but only a file that nobody else can
 //! write may stand in for the check). `/run/ksym` holds the running
 //! kernel's only; a `vmlinux_btf_path` gets one only in a `snapshot_dir`
@@ -34,38 +36,32 @@
 //!      a type with the slot's name (never another type), and their own
 //!      checksum is checked on the first lookup: when it fails, lookups go
 //!      to an index rebuilt from the blob, so a damaged slot loses no
-//!      answer ([`Indexed`]).
+//!      answer ([`NameIndexedBtf`]).
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use super::{Indexed, Options};
+use super::{NameIndexedBtf, Options};
 use crate::base::hash::{hash, NameIndex};
-use crate::base::mapped::{Mapping, Store};
-pub use crate::base::private::SnapshotInfo;
-use crate::base::private::{self, identity, push_str, Dir, Opened};
+use crate::base::le;
+use crate::base::mapped::Store;
+use crate::base::snapshot::trust::{self, identity, push_str};
+pub use crate::base::snapshot::SnapshotInfo;
+use crate::base::snapshot::{Checked, Format, Header, Plan, HEADER};
 use crate::formats::btf::Btf;
 
-const MAGIC: &[u8; 8] = b"KSYMBTFS";
-const VERSION: u32 = 3;
-const HEADER: usize = 256;
+/// BTF snapshots in the container: the checksum hashes with [`hash`].
+const FORMAT: Format = Format {
+    magic: b"KSYMBTFS",
+    version: 3,
+    sum: hash,
+};
 /// The header's u64 fields after byte 32.
 const FIELDS: usize = 14;
 
-/// Where vmlinux's BTF snapshot lives and what it must match.
-pub struct Plan {
-    dir: PathBuf,
-    path: PathBuf,
-    key: Vec<u8>,
-}
-
 fn le(v: u64) -> [u8; 8] {
     v.to_le_bytes()
-}
-
-fn word(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// What the snapshot is a snapshot of: hashes of the BTF's first and last
@@ -80,153 +76,115 @@ fn content_key(data: &[u8]) -> [u64; 3] {
     ]
 }
 
-impl Plan {
-    /// The plan for vmlinux's BTF read from `source` (`data`), or why
-    /// there is none.
-    pub fn new(opts: &Options, source: &Path, data: &[u8]) -> Result<Plan, String> {
-        let dir = private::place(
-            opts.no_snapshot.then_some("KSYM_BTF_NO_SNAPSHOT"),
-            opts.vmlinux_btf_path
-                .is_some()
-                .then_some("vmlinux_btf_path"),
-            opts.snapshot_dir.as_deref(),
-            || (crate::base::sys::euid() != 0).then_some("needs euid 0"),
-        )?;
-        let mut what = Vec::new();
-        push_str(&mut what, source.as_os_str().as_encoded_bytes());
-        let mut key = what.clone();
-        key.extend_from_slice(&private::boot_key(opts.boot_id_path.as_deref())?);
-        for v in identity(source).into_iter().chain(content_key(data)) {
-            key.extend_from_slice(&le(v));
-        }
-        Ok(Plan {
-            path: dir.join(format!("btf-{:016x}.snap", hash(&what))),
-            dir,
-            key,
-        })
+/// The plan for vmlinux's BTF read from `source` (`data`), or why there
+/// is none.
+pub fn plan(opts: &Options, source: &Path, data: &[u8]) -> Result<Plan, String> {
+    let dir = trust::place(
+        opts.snapshot.no_snapshot.then_some("KSYM_BTF_NO_SNAPSHOT"),
+        opts.vmlinux_btf_path
+            .is_some()
+            .then_some("vmlinux_btf_path"),
+        opts.snapshot.snapshot_dir.as_deref(),
+        || (crate::base::sys::euid() != 0).then_some("needs euid 0"),
+    )?;
+    let mut what = Vec::new();
+    push_str(&mut what, source.as_os_str().as_encoded_bytes());
+    let mut key = what.clone();
+    key.extend_from_slice(&trust::boot_key(opts.snapshot.boot_id_path.as_deref())?);
+    for v in identity(source).into_iter().chain(content_key(data)) {
+        key.extend_from_slice(&le(v));
     }
+    Ok(Plan::new(dir, "btf", &what, key))
+}
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// vmlinux's BTF from `data` with the check and index of a valid
-    /// snapshot; `data` back with the reason when there is none.
-    pub fn load(&self, data: Store<u8>) -> Result<(Indexed, usize), (String, Store<u8>)> {
-        let opened = Dir::trusted(&self.dir).and_then(|d| d.open(&self.path, HEADER));
-        let Opened { map, len } = match opened {
-            Ok(o) => o,
-            Err(why) => return Err((why, data)),
-        };
-        let Some(parts) = Parts::read(&map, &self.key) else {
-            return Err((self.damaged(), data));
-        };
-        let views = (|| {
-            let offsets: Store<u32> = Store::mapped(&map, parts.offsets.0, parts.offsets.1)?;
-            let slots = Store::mapped(&map, parts.slots.0, parts.slots.1)?;
-            let index = NameIndex::from_parts(slots, parts.index.0, parts.index.1, parts.index.2)?;
-            let own = 1..1 + u32::try_from(offsets.len()).ok()?;
-            Indexed::fits(own, &parts.flavored).then_some((offsets, index))
-        })();
-        let Some((offsets, index)) = views else {
-            return Err((self.damaged(), data));
-        };
-        match Btf::with_offsets(data, offsets) {
-            Ok(btf) => Ok((
-                Indexed::from_parts(Arc::new(btf), index, parts.flavored, parts.slots_sum),
-                len,
-            )),
-            Err((e, data)) => Err((
-                format!("{}: {}: not used", self.path.display(), e.message()),
-                data,
-            )),
-        }
-    }
-
-    fn damaged(&self) -> String {
-        format!(
-            "{}: stale, foreign or damaged: not used",
-            self.path.display()
-        )
-    }
-
-    /// Writes the snapshot of `ix` (vmlinux's BTF, checked and indexed);
-    /// returns its size.
-    pub fn write(&self, ix: &Indexed) -> Result<usize, String> {
-        use std::os::unix::fs::FileExt;
-        let dir = Dir::make(&self.dir)?;
-        let temp = dir.temp("btf")?;
-        let (index, flavored) = ix.parts();
-        let (slots, parts, part_len, idx_bits) = index.parts();
-        let offsets = ix.btf.type_offsets();
-        let mut chk = Vec::new();
-        let mut sec = |bytes: &[u8]| -> u64 {
-            while chk.len() % 8 != 0 {
-                chk.push(0);
-            }
-            let at = (HEADER + chk.len()) as u64;
-            chk.extend_from_slice(bytes);
-            at
-        };
-        let key_at = sec(&self.key);
-        let flav: Vec<u8> = flavored
-            .iter()
-            .flat_map(|&(h, id)| le(h).into_iter().chain(le(id as u64)))
-            .collect();
-        let flav_at = sec(&flav);
-        let chk_end = (HEADER + chk.len()) as u64;
-        let offs_at = chk_end.next_multiple_of(8);
-        let offs_b = offsets.as_bytes();
-        let slots_at = (offs_at + offs_b.len() as u64).next_multiple_of(8);
-        let slots_b = slots.as_bytes();
-        let total = slots_at + slots_b.len() as u64;
-        let fields: [u64; FIELDS] = [
-            HEADER as u64,
-            chk_end,
-            key_at,
-            self.key.len() as u64,
-            flav_at,
-            flavored.len() as u64,
-            offs_at,
-            offsets.len() as u64,
-            slots_at,
-            slots.len() as u64,
-            parts as u64,
-            part_len as u64,
-            idx_bits as u64,
-            super::index::slots_sum(index),
-        ];
-        let mut h = vec![0u8; HEADER];
-        h[0..8].copy_from_slice(MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        h[12..16].copy_from_slice(&(HEADER as u32).to_le_bytes());
-        h[16..24].copy_from_slice(&le(total));
-        for (i, v) in fields.iter().enumerate() {
-            h[32 + 8 * i..40 + 8 * i].copy_from_slice(&le(*v));
-        }
-        let sum = checksum(&h, &chk);
-        h[24..32].copy_from_slice(&le(sum));
-        let f = &temp.file;
-        let written = f
-            .write_all_at(&chk, HEADER as u64)
-            .and_then(|_| f.write_all_at(offs_b, offs_at))
-            .and_then(|_| f.write_all_at(slots_b, slots_at))
-            .and_then(|_| f.write_all_at(&h, 0))
-            .and_then(|_| f.set_len(total));
-        match written {
-            Ok(()) => dir.commit(temp, &self.path).map(|_| total as usize),
-            Err(e) => {
-                temp.discard();
-                Err(e)
-            }
-        }
-        .map_err(|e| format!("{}: {e}", self.path.display()))
+/// vmlinux's BTF from `data` with the check and index of a valid
+/// snapshot; `data` back with the reason when there is none.
+pub fn load(plan: &Plan, data: Store<u8>) -> Result<(NameIndexedBtf, usize), (String, Store<u8>)> {
+    let c = match plan.open(&FORMAT) {
+        Ok(c) => c,
+        Err(why) => return Err((why, data)),
+    };
+    let map = &c.map;
+    let Some(parts) = Parts::read(&c) else {
+        return Err((plan.damaged(), data));
+    };
+    let views = (|| {
+        let offsets: Store<u32> = Store::mapped(map, parts.offsets.0, parts.offsets.1)?;
+        let slots = Store::mapped(map, parts.slots.0, parts.slots.1)?;
+        let index = NameIndex::from_parts(slots, parts.index.0, parts.index.1, parts.index.2)?;
+        let own = 1..1 + u32::try_from(offsets.len()).ok()?;
+        NameIndexedBtf::fits(own, &parts.flavored).then_some((offsets, index))
+    })();
+    let Some((offsets, index)) = views else {
+        return Err((plan.damaged(), data));
+    };
+    match Btf::with_offsets(data, offsets) {
+        Ok(btf) => Ok((
+            NameIndexedBtf::from_parts(Arc::new(btf), index, parts.flavored, parts.slots_sum),
+            c.len,
+        )),
+        Err((e, data)) => Err((
+            format!("{}: {}: not used", plan.path().display(), e.message()),
+            data,
+        )),
     }
 }
 
-/// The checksum: the header (but its checksum field) and the checked part.
-fn checksum(header: &[u8], checked: &[u8]) -> u64 {
-    hash(&header[32..HEADER]) ^ hash(checked).rotate_left(17)
+/// Writes the snapshot of `ix` (vmlinux's BTF, checked and indexed);
+/// returns its size.
+pub fn write(plan: &Plan, ix: &NameIndexedBtf) -> Result<usize, String> {
+    use std::os::unix::fs::FileExt;
+    let temp = plan.temp("btf")?;
+    let (index, flavored) = ix.parts();
+    let (slots, parts, part_len, idx_bits) = index.parts();
+    let offsets = ix.btf.type_offsets();
+    let mut chk = Vec::new();
+    let mut sec = |bytes: &[u8]| -> u64 {
+        while chk.len() % 8 != 0 {
+            chk.push(0);
+        }
+        let at = (HEADER + chk.len()) as u64;
+        chk.extend_from_slice(bytes);
+        at
+    };
+    let key_at = sec(plan.key());
+    let flav: Vec<u8> = flavored
+        .iter()
+        .flat_map(|&(h, id)| le(h).into_iter().chain(le(id as u64)))
+        .collect();
+    let flav_at = sec(&flav);
+    let chk_end = (HEADER + chk.len()) as u64;
+    let offs_at = chk_end.next_multiple_of(8);
+    let offs_b = offsets.as_bytes();
+    let slots_at = (offs_at + offs_b.len() as u64).next_multiple_of(8);
+    let slots_b = slots.as_bytes();
+    let total = slots_at + slots_b.len() as u64;
+    let fields: [u64; FIELDS] = [
+        HEADER as u64,
+        chk_end,
+        key_at,
+        plan.key().len() as u64,
+        flav_at,
+        flavored.len() as u64,
+        offs_at,
+        offsets.len() as u64,
+        slots_at,
+        slots.len() as u64,
+        parts as u64,
+        part_len as u64,
+        idx_bits as u64,
+        super::index::slots_sum(index),
+    ];
+    let header = Header {
+        total,
+        fields: &fields,
+        checked: &chk,
+    };
+    plan.write(temp, &FORMAT, header, |f| {
+        f.write_all_at(&chk, HEADER as u64)?;
+        f.write_all_at(offs_b, offs_at)?;
+        f.write_all_at(slots_b, slots_at)
+    })
 }
 
 /// Where the arrays of a snapshot are, read from a header that checked.
@@ -241,35 +199,21 @@ struct Parts {
 }
 
 impl Parts {
-    /// The parts of the snapshot in `map`, if it is one for `key`: magic,
-    /// version, length, checksum and key, every section inside the file.
-    fn read(map: &Arc<Mapping>, key: &[u8]) -> Option<Parts> {
-        let b = map.bytes();
-        if b.get(0..8)? != MAGIC
-            || u32::from_le_bytes(b.get(8..12)?.try_into().ok()?) != VERSION
-            || u32::from_le_bytes(b.get(12..16)?.try_into().ok()?) as usize != HEADER
-            || word(b, 16)? as usize != b.len()
-        {
+    /// The parts of a snapshot whose header and key checked
+    /// ([`Plan::open`]), if its checked part starts right after the header
+    /// and every section is inside the file.
+    fn read(c: &Checked) -> Option<Parts> {
+        if c.checked.start != HEADER {
             return None;
         }
-        let f = |i: usize| word(b, 32 + 8 * i).map(|v| v as usize);
-        let (chk_at, chk_end) = (f(0)?, f(1)?);
-        let chk = b.get(chk_at..chk_end)?;
-        if chk_at != HEADER || checksum(&b[..HEADER], chk) != word(b, 24)? {
-            return None;
-        }
-        let inside = |at: usize, len: usize| {
-            (at >= chk_at && at.checked_add(len)? <= chk_end).then(|| &b[at..at + len])
-        };
-        if inside(f(2)?, f(3)?)? != key {
-            return None;
-        }
+        let f = |i: usize| c.field(i).map(|v| v as usize);
+        let inside = |at: usize, len: usize| c.section(at, len);
         let flav = inside(f(4)?, f(5)?.checked_mul(16)?)?;
         let flavored = flav
             .chunks_exact(16)
             .map(|c| {
-                let h = u64::from_le_bytes(c[..8].try_into().ok()?);
-                let id = u32::try_from(u64::from_le_bytes(c[8..].try_into().ok()?)).ok()?;
+                let h = le::get_u64(c, 0)?;
+                let id = u32::try_from(le::get_u64(c, 8)?).ok()?;
                 Some((h, id))
             })
             .collect::<Option<Vec<_>>>()?;
@@ -278,7 +222,7 @@ impl Parts {
             slots: (f(8)?, f(9)?),
             index: (f(10)?, f(11)?, u32::try_from(f(12)?).ok()?),
             flavored,
-            slots_sum: word(b, 32 + 8 * 13)?,
+            slots_sum: c.field(13)?,
         })
     }
 }

@@ -340,20 +340,7 @@ impl ModuleSet {
     /// The set [`ModuleSet::to_bytes`] wrote, with the same module and
     /// owner ids; `None` if the bytes are not such a set.
     pub fn from_bytes(b: &[u8]) -> Option<ModuleSet> {
-        struct Rd<'b>(&'b [u8], usize);
-        impl<'b> Rd<'b> {
-            fn u64(&mut self) -> Option<u64> {
-                let v = u64::from_le_bytes(self.0.get(self.1..self.1 + 8)?.try_into().ok()?);
-                self.1 += 8;
-                Some(v)
-            }
-            fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
-                let v = self.0.get(self.1..self.1.checked_add(n)?)?;
-                self.1 += n;
-                Some(v)
-            }
-        }
-        let mut r = Rd(b, 0);
+        let mut r = crate::base::le::Cursor::new(b);
         let mut set = ModuleSet::new();
         let n = r.u64()? as usize;
         if n == 0 || n > 1 << 16 {
@@ -396,7 +383,7 @@ impl ModuleSet {
                 return None;
             }
         }
-        (set.owner_count() == owners && r.1 == b.len()).then_some(set)
+        (set.owner_count() == owners && r.at_end()).then_some(set)
     }
 }
 

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-mod background;
 mod build;
 mod lookup;
 pub(crate) mod parse;
@@ -46,9 +45,10 @@ use crate::rules::suggest::Suggest;
 use parse::{parse_buffer, Entry, Parsed, SIZE_FAR};
 use read::read_and_parse;
 
-pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
 /// Waits for the snapshots this process is writing (tests, the bench).
-pub use background::wait as wait_for_snapshot_writers;
+pub use crate::base::snapshot::background::wait as wait_for_snapshot_writers;
+use crate::base::snapshot::{background, SnapshotOptions};
+pub use crate::formats::kallsyms::default_path as default_kallsyms_path;
 
 /// `ksym_symbol.flags`: the module is built into the kernel.
 pub const SYM_BUILTIN: u32 = 1;
@@ -73,13 +73,9 @@ pub struct Options {
     /// What the cache watches for module changes, and what a snapshot is
     /// checked against. Default: /proc/modules.
     pub modules_path: Option<PathBuf>,
-    /// Neither read nor write a snapshot (`KSYM_TABLE_NO_SNAPSHOT`).
-    pub no_snapshot: bool,
-    /// Where snapshots live. Default: /run/ksym.
-    pub snapshot_dir: Option<PathBuf>,
-    /// The boot id a snapshot is keyed by (tests: a fake one). Default:
-    /// /proc/sys/kernel/random/boot_id.
-    pub boot_id_path: Option<PathBuf>,
+    /// Whether and where the table's snapshot is kept (the options the
+    /// BTF's share).
+    pub snapshot: SnapshotOptions,
 }
 
 /// A symbol as the table hands it out. Strings borrow from the table.
@@ -217,11 +213,10 @@ pub(crate) struct Fresh {
 
 impl Fresh {
     pub(crate) fn new(opts: &Options, bulk_sum: u64) -> Fresh {
+        let mut opts = opts.clone();
+        opts.snapshot.no_snapshot = true;
         Fresh {
-            opts: Options {
-                no_snapshot: true,
-                ..opts.clone()
-            },
+            opts,
             table: OnceLock::new(),
             bulk_sum,
             intact: OnceLock::new(),
@@ -262,7 +257,7 @@ impl Table {
             .clone()
             .unwrap_or_else(default_kallsyms_path);
         let ranges = ranges::from_option(opts.builtin_ranges_path.as_deref());
-        let plan = snapshot::Plan::new(
+        let plan = snapshot::TablePlan::new(
             &Options {
                 builtin_ranges_path: Some(ranges.clone().unwrap_or_default()),
                 ..opts.clone()
@@ -309,7 +304,7 @@ impl Table {
         if let (Ok(p), Some(w)) = (&plan, writer) {
             t.info.snapshot.path = Some(p.path().to_path_buf());
             // The rest of the snapshot is written by a thread of its own
-            // (`background`): this open returns now.
+            // ([`background`]): this open returns now.
             match w.and_then(|w| p.finish_later(w, &mut t)) {
                 Ok(()) => {
                     t.info.snapshot.written = true;

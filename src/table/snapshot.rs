@@ -1,5 +1,7 @@
 //! Table snapshots: the parsed table written to a file once per boot, and
-//! mapped by every later open instead of reading /proc/kallsyms.
+//! mapped by every later open instead of reading /proc/kallsyms. A payload
+//! of the snapshot container ([`crate::base::snapshot`]), which checks the
+//! header, the checksum and the key, and holds the trust rules.
 //!
 //! Valid for one key: the boot id, the kernel's release and version, the
 //! source's identity (device, inode, size, mtime: all zero for procfs) and
@@ -47,25 +49,31 @@ use std::sync::Arc;
 
 use super::parse::Entry;
 use super::{Info, Options, SizeSource, Table};
-use crate::base::hash::{checksum as sum_of, hash, NameIndex};
+use crate::base::hash::{checksum as sum_of, NameIndex};
+use crate::base::le::Cursor;
 use crate::base::mapped::{Mapping, Store};
-pub use crate::base::private::SnapshotInfo;
-use crate::base::private::{self, identity, push_str, Dir, Opened, Temp};
 use crate::base::read::{limits, read_file};
+use crate::base::snapshot::trust::{self, identity, push_str, Temp};
+use crate::base::snapshot::{Checked, Format as FileFormat, Header, Plan, HEADER};
+pub use crate::base::snapshot::{SnapshotInfo, DEFAULT_DIR};
 use crate::formats::kallsyms::Format;
 use crate::rules::modules::ModuleSet;
 
-pub use crate::base::private::DEFAULT_DIR;
-const MAGIC: &[u8; 8] = b"KSYMSNAP";
-const VERSION: u32 = 4;
-const HEADER: usize = 256;
+/// The table's files in the container: the checksum hashes with
+/// [`sum_of`], made for long sections (the text may be in the checked
+/// part's place: see [`write_to`]).
+const FORMAT: FileFormat = FileFormat {
+    magic: b"KSYMSNAP",
+    version: 4,
+    sum: sum_of,
+};
 
-/// Where a table's snapshot lives and what it must match.
+/// Where a table's snapshot lives and what it must match: the container's
+/// [`Plan`], and the modules part of its key, checked again after the read
+/// (the BTF snapshot has no such second check).
 #[derive(Clone)]
-pub(super) struct Plan {
-    path: PathBuf,
-    dir: PathBuf,
-    key: Vec<u8>,
+pub(super) struct TablePlan {
+    file: Plan,
     /// The key's module part, to check again after the read.
     modules: Vec<u8>,
     modules_path: PathBuf,
@@ -117,29 +125,27 @@ fn le(v: u64) -> [u8; 8] {
     v.to_le_bytes()
 }
 
-fn word(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 /// Is this process one that may use snapshots: effective uid 0, and
 /// /proc/kallsyms shows it real addresses?
 fn privileged() -> bool {
     crate::base::sys::euid() == 0 && crate::formats::addresses::proc_shows_real_addresses()
 }
 
-impl Plan {
+impl TablePlan {
     /// The snapshot plan for a table opened with `opts`, or why there is
     /// none (disabled, not privileged).
-    pub(super) fn new(opts: &Options, source: &Path) -> Result<Plan, String> {
+    pub(super) fn new(opts: &Options, source: &Path) -> Result<TablePlan, String> {
         // /run/ksym holds the running kernel's table only: a file named by
         // the caller gets a snapshot in a directory the caller names.
-        let dir = private::place(
-            opts.no_snapshot.then_some("KSYM_TABLE_NO_SNAPSHOT"),
+        let dir = trust::place(
+            opts.snapshot
+                .no_snapshot
+                .then_some("KSYM_TABLE_NO_SNAPSHOT"),
             opts.kallsyms_path.is_some().then_some("kallsyms_path"),
-            opts.snapshot_dir.as_deref(),
+            opts.snapshot.snapshot_dir.as_deref(),
             || (!privileged()).then_some("needs euid 0 and real addresses in /proc/kallsyms"),
         )?;
-        let boot = private::boot_key(opts.boot_id_path.as_deref())?;
+        let boot = trust::boot_key(opts.snapshot.boot_id_path.as_deref())?;
         let ranges = opts.builtin_ranges_path.clone().unwrap_or_default();
         let vmlinux = opts.vmlinux_path.clone().unwrap_or_default();
         // The name: which source and options; the key: which boot and files.
@@ -161,10 +167,8 @@ impl Plan {
             .unwrap_or_else(|| PathBuf::from("/proc/modules"));
         let modules = modules_key(&modules_path);
         key.extend_from_slice(&modules);
-        Ok(Plan {
-            path: dir.join(format!("table-{:016x}.snap", hash(&what))),
-            dir,
-            key,
+        Ok(TablePlan {
+            file: Plan::new(dir, "table", &what, key),
             modules,
             modules_path,
         })
@@ -172,22 +176,16 @@ impl Plan {
 
     /// The table of a valid snapshot, if there is one.
     pub(super) fn load(&self, opts: &Options) -> Result<(Table, usize), String> {
-        let dir = Dir::trusted(&self.dir)?;
-        let Opened { map, len } = dir.open(&self.path, HEADER)?;
-        let t = from_mapping(&map, &self.key, opts).ok_or_else(|| {
-            format!(
-                "{}: stale, foreign or damaged: not used",
-                self.path.display()
-            )
-        })?;
-        Ok((t, len))
+        let c = self.file.open(&FORMAT)?;
+        let t = from_file(&c, opts).ok_or_else(|| self.file.damaged())?;
+        Ok((t, c.len))
     }
 
     /// Starts writing a snapshot: the private directory (made if missing)
     /// and a temporary file in it, which the text is streamed into while
     /// the source is read ([`Writer::sink`]).
     pub(super) fn begin(&self) -> Result<Writer, String> {
-        let temp = Dir::make(&self.dir)?.temp("table")?;
+        let temp = self.file.temp("table")?;
         Ok(Writer {
             temp,
             streamed: AtomicUsize::new(0),
@@ -203,24 +201,17 @@ impl Plan {
             w.temp.discard();
             return Err("not written: modules changed while the table was read".to_string());
         }
-        let dir = Dir::trusted(&self.dir)?;
-        match write_to(&w, parts, &self.key) {
-            Ok(n) => dir.commit(w.temp, &self.path).map(|_| n),
-            Err(e) => {
-                w.temp.discard();
-                Err(e)
-            }
-        }
-        .map_err(|e| format!("{}: {e}", self.path.display()))
+        write_to(&self.file, w, parts)
     }
 
-    /// [`Plan::finish`] on a thread of its own ([`super::background`]): the
+    /// [`TablePlan::finish`] on a thread of its own
+    /// ([`crate::base::snapshot::background`]): the
     /// caller's open returns without waiting for the write. The table's
     /// arrays are shared with the thread, not copied.
     pub(super) fn finish_later(&self, w: Writer, t: &mut Table) -> Result<(), String> {
         let parts = Parts::of(t);
         let plan = self.clone();
-        super::background::start(move || {
+        crate::base::snapshot::background::start(move || {
             let _ = plan.finish(w, &parts);
         })
         .map_err(|e| format!("not written: no thread to write it: {e}"))
@@ -232,7 +223,7 @@ impl Plan {
     }
 
     pub(super) fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 }
 
@@ -251,26 +242,6 @@ fn modules_key(path: &Path) -> Vec<u8> {
         out.extend_from_slice(&le(m.addr));
     }
     out
-}
-
-/// Reads the meta section.
-struct Reader<'b>(&'b [u8], usize);
-
-impl<'b> Reader<'b> {
-    fn bytes(&mut self, n: usize) -> Option<&'b [u8]> {
-        let v = self.0.get(self.1..self.1.checked_add(n)?)?;
-        self.1 += n;
-        Some(v)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        self.bytes(8)
-            .and_then(|v| v.try_into().ok())
-            .map(u64::from_le_bytes)
-    }
-    fn string(&mut self) -> Option<&'b [u8]> {
-        let n = self.u64()? as usize;
-        self.bytes(n)
-    }
 }
 
 fn pad_to(out: &mut Vec<u8>, align: usize) {
@@ -346,9 +317,10 @@ impl Parts {
 }
 
 /// Writes the snapshot of a table (the text too, unless it was all
-/// streamed); returns its size.
-fn write_to(w: &Writer, t: &Parts, key: &[u8]) -> std::io::Result<usize> {
+/// streamed) and puts it in place; returns its size.
+fn write_to(file: &Plan, w: Writer, t: &Parts) -> Result<usize, String> {
     use std::os::unix::fs::FileExt;
+    let key = file.key();
     let meta = &t.meta;
     let slots = &t.slots;
     let text = &t.buf[t.base..];
@@ -381,11 +353,6 @@ fn write_to(w: &Writer, t: &Parts, key: &[u8]) -> std::io::Result<usize> {
     let slots_at = entries_at + entries.len() as u64;
     let slots_b = slots.as_bytes();
     let total = slots_at + slots_b.len() as u64;
-    let mut h = vec![0u8; HEADER];
-    h[0..8].copy_from_slice(MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    h[12..16].copy_from_slice(&(HEADER as u32).to_le_bytes());
-    h[16..24].copy_from_slice(&le(total));
     let mut fields = vec![chk_at, chk_at + chk.len() as u64];
     for (a, l) in [key_s, meta_s, sample_s, top_s] {
         fields.extend([a, l]);
@@ -402,24 +369,22 @@ fn write_to(w: &Writer, t: &Parts, key: &[u8]) -> std::io::Result<usize> {
         t.base as u64,
         bulk_sum(text, [sample, top, entries, slots_b]),
     ]);
-    for (i, v) in fields.iter().enumerate() {
-        h[32 + 8 * i..40 + 8 * i].copy_from_slice(&le(*v));
-    }
-    let sum = checksum(&h, &chk);
-    h[24..32].copy_from_slice(&le(sum));
-    let f = &w.temp.file;
     let streamed =
         !w.failed.load(Ordering::Relaxed) && w.streamed.load(Ordering::Relaxed) == text.len();
-    if !streamed {
-        f.write_all_at(text, text_at)?;
-    }
-    f.write_all_at(&chk, chk_at)?;
-    f.write_all_at(&[sample, top].concat(), sample_at)?;
-    f.write_all_at(entries, entries_at)?;
-    f.write_all_at(slots_b, slots_at)?;
-    f.write_all_at(&h, 0)?;
-    f.set_len(total)?;
-    Ok(total as usize)
+    let header = Header {
+        total,
+        fields: &fields,
+        checked: &chk,
+    };
+    file.write(w.temp, &FORMAT, header, |f| {
+        if !streamed {
+            f.write_all_at(text, text_at)?;
+        }
+        f.write_all_at(&chk, chk_at)?;
+        f.write_all_at(&[sample, top].concat(), sample_at)?;
+        f.write_all_at(entries, entries_at)?;
+        f.write_all_at(slots_b, slots_at)
+    })
 }
 
 /// The checksum of the sections not checked at open: the text, the
@@ -431,44 +396,22 @@ pub(super) fn bulk_sum(text: &[u8], arrays: [&[u8]; 4]) -> u64 {
     })
 }
 
-/// The checksum: the header (but its checksum field) and the checked part.
-fn checksum(header: &[u8], checked: &[u8]) -> u64 {
-    sum_of(&header[32..HEADER]) ^ sum_of(checked).rotate_left(17)
-}
-
-/// The table in `map`, if it is a snapshot for `key` and every count and
-/// offset the header gives is consistent.
-fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table> {
-    let b = map.bytes();
-    if &b[0..8] != MAGIC
-        || u32::from_le_bytes(b[8..12].try_into().ok()?) != VERSION
-        || u32::from_le_bytes(b[12..16].try_into().ok()?) as usize != HEADER
-        || word(b, 16)? as usize != b.len()
-    {
-        return None;
-    }
-    let f = |i: usize| word(b, 32 + 8 * i).map(|v| v as usize);
-    let (chk_at, chk_end) = (f(0)?, f(1)?);
-    let chk = b.get(chk_at..chk_end)?;
-    if chk_at < HEADER || checksum(&b[..HEADER], chk) != word(b, 24)? {
-        return None;
-    }
-    // The checked sections lie in the checked part.
-    let part = |i: usize| -> Option<&[u8]> {
-        let (at, len) = (f(2 + 2 * i)?, f(3 + 2 * i)?);
-        (at >= chk_at && at.checked_add(len)? <= chk_end).then(|| &b[at..at + len])
-    };
-    if part(0)? != key {
-        return None;
-    }
-    let meta = part(1)?;
+/// The table in a snapshot whose header and key checked
+/// ([`Plan::open`]), if every count and offset the header gives is
+/// consistent.
+fn from_file(c: &Checked, opts: &Options) -> Option<Table> {
+    let map: &Arc<Mapping> = &c.map;
+    let f = |i: usize| c.field(i).map(|v| v as usize);
+    // The meta section lies in the checked part (the key, checked by the
+    // container, before it).
+    let meta = c.section(f(4)?, f(5)?)?;
     let (sample_at, sample_len) = (f(6)?, f(7)? / 8);
     let (top_at, top_len) = (f(8)?, f(9)? / 8);
     let (entries_at, n_entries) = (f(10)?, f(11)?);
     let (slots_at, n_slots) = (f(12)?, f(13)?);
     let (text_at, text_len) = (f(14)?, f(15)?);
     let base = f(16)?;
-    let bulk = word(b, 32 + 8 * 17)?;
+    let bulk = c.field(17)?;
     let sample: Store<u64> = Store::mapped(map, sample_at, sample_len)?;
     let top: Store<u64> = Store::mapped(map, top_at, top_len)?;
     let entries: Store<Entry> = Store::mapped(map, entries_at, n_entries)?;
@@ -479,7 +422,7 @@ fn from_mapping(map: &Arc<Mapping>, key: &[u8], opts: &Options) -> Option<Table>
         Store::mapped(map, text_at.checked_sub(base)?, base.checked_add(text_len)?)?;
 
     // Meta.
-    let mut r = Reader(meta, 0);
+    let mut r = Cursor::new(meta);
     let nums: Vec<u64> = (0..8).map(|_| r.u64()).collect::<Option<_>>()?;
     let source = String::from_utf8(r.string()?.to_vec()).ok()?;
     let has_ranges = r.bytes(1)?[0] == 1;

@@ -351,7 +351,10 @@ mod bounds {
         Table::open(&Options {
             kallsyms_path: Some(p.to_path_buf()),
             builtin_ranges_path: Some(PathBuf::new()),
-            no_snapshot: true,
+            snapshot: crate::base::snapshot::SnapshotOptions {
+                no_snapshot: true,
+                ..Default::default()
+            },
             ..Default::default()
         })
         .map(|_| panic!("{} opened", p.display()))

@@ -12,7 +12,7 @@ use super::{
     c_bytes, c_path, check_flags, check_reserved, int_call, non_null, ptr_call, read_opts,
 };
 use ksym::Result;
-use ksym::{BtfOptions as Options, KernelBtf};
+use ksym::{BtfOptions as Options, KernelBtf, SnapshotOptions};
 
 /// Options of `ksym_btf_open`. Declare with `KSYM_OPTS(ksym_btf_opts, opts,
 /// ...)`; NULL means the running kernel's.
@@ -189,9 +189,11 @@ pub unsafe extern "C" fn ksym_btf_open(opts: *const ksym_btf_opts) -> *mut ksym_
                 filter_functions_path: c_path(o.filter_functions_path),
                 kconfig_path: c_path(o.kconfig_path),
                 kallsyms_path: c_path(o.kallsyms_path),
-                no_snapshot: o.flags & KSYM_BTF_NO_SNAPSHOT != 0,
-                snapshot_dir: c_path(o.snapshot_dir),
-                boot_id_path: None,
+                snapshot: SnapshotOptions {
+                    no_snapshot: o.flags & KSYM_BTF_NO_SNAPSHOT != 0,
+                    snapshot_dir: c_path(o.snapshot_dir),
+                    boot_id_path: None,
+                },
             }
         };
         let mut btf = KernelBtf::open(&options)?;

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 
 use super::{c_bytes, c_path, check_flags, int_call, non_null, ptr_call, read_opts, value_call};
 use ksym::{Error, Result};
-use ksym::{Lookup, SizeSource, Symbol, Table, TableOptions as Options};
+use ksym::{Lookup, SizeSource, SnapshotOptions, Symbol, Table, TableOptions as Options};
 
 /// Options of `ksym_table_open` and `ksym_cache_new`. Declare with
 /// `KSYM_OPTS(ksym_table_opts, opts, .field = value)`; NULL means defaults.
@@ -141,9 +141,11 @@ unsafe fn make_options(o: &ksym_table_opts) -> Result<Options> {
             builtin_ranges_path: c_path(o.builtin_ranges_path),
             vmlinux_path: c_path(o.vmlinux_path),
             modules_path: c_path(o.modules_path),
-            no_snapshot: o.flags & KSYM_TABLE_NO_SNAPSHOT != 0,
-            snapshot_dir: c_path(o.snapshot_dir),
-            boot_id_path: None,
+            snapshot: SnapshotOptions {
+                no_snapshot: o.flags & KSYM_TABLE_NO_SNAPSHOT != 0,
+                snapshot_dir: c_path(o.snapshot_dir),
+                boot_id_path: None,
+            },
         })
     }
 }

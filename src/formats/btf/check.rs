@@ -47,7 +47,7 @@ impl Btf {
         let last_ends = offsets.last().is_some_and(|&at| {
             let at = at as usize;
             at >= t.start && at.checked_add(12).is_some_and(|h| h <= t.end) && {
-                let info = word(&data, at + 4);
+                let info = le::u32(&data, at + 4);
                 extra_len((info >> 24) & 0x1f, (info & 0xffff) as usize)
                     .is_some_and(|x| at + 12 + x == t.end)
             }
@@ -93,7 +93,8 @@ impl Btf {
             if t.len() - pos < 12 {
                 return Err(bad(format!("type {id} truncated (its header)")));
             }
-            let (name_off, info, size_type) = (word(t, pos), word(t, pos + 4), word(t, pos + 8));
+            let (name_off, info, size_type) =
+                (le::u32(t, pos), le::u32(t, pos + 4), le::u32(t, pos + 8));
             let kind = (info >> 24) & 0x1f;
             let vlen = (info & 0xffff) as usize;
             let extra = extra_len(kind, vlen)
@@ -126,41 +127,41 @@ impl Btf {
             }
             match kind {
                 KIND_ARRAY => {
-                    refer(word(e, 0));
-                    refer(word(e, 4));
+                    refer(le::u32(e, 0));
+                    refer(le::u32(e, 4));
                 }
                 KIND_STRUCT | KIND_UNION => {
                     for m in e.chunks_exact(12) {
-                        if !name_ok(word(m, 0)) {
-                            return fail(format!("member name offset {}", word(m, 0)));
+                        if !name_ok(le::u32(m, 0)) {
+                            return fail(format!("member name offset {}", le::u32(m, 0)));
                         }
-                        refer(word(m, 4));
+                        refer(le::u32(m, 4));
                     }
                 }
                 KIND_ENUM => {
-                    if let Some(v) = e.chunks_exact(8).find(|v| !name_ok(word(v, 0))) {
-                        return fail(format!("enumerator name offset {}", word(v, 0)));
+                    if let Some(v) = e.chunks_exact(8).find(|v| !name_ok(le::u32(v, 0))) {
+                        return fail(format!("enumerator name offset {}", le::u32(v, 0)));
                     }
                 }
                 KIND_ENUM64 => {
-                    if let Some(v) = e.chunks_exact(12).find(|v| !name_ok(word(v, 0))) {
-                        return fail(format!("enumerator name offset {}", word(v, 0)));
+                    if let Some(v) = e.chunks_exact(12).find(|v| !name_ok(le::u32(v, 0))) {
+                        return fail(format!("enumerator name offset {}", le::u32(v, 0)));
                     }
                 }
                 KIND_FUNC_PROTO => {
                     for p in e.chunks_exact(8) {
-                        if !name_ok(word(p, 0)) {
-                            return fail(format!("parameter name offset {}", word(p, 0)));
+                        if !name_ok(le::u32(p, 0)) {
+                            return fail(format!("parameter name offset {}", le::u32(p, 0)));
                         }
-                        refer(word(p, 4));
+                        refer(le::u32(p, 4));
                     }
                 }
                 KIND_DATASEC => {
                     for v in e.chunks_exact(12) {
-                        if word(v, 0) == 0 {
+                        if le::u32(v, 0) == 0 {
                             return fail("an entry refers to void".into());
                         }
-                        refer(word(v, 0));
+                        refer(le::u32(v, 0));
                     }
                 }
                 _ => {}
@@ -215,7 +216,7 @@ impl Layout {
                 data.len()
             )));
         }
-        let magic = u16::from_le_bytes([data[0], data[1]]);
+        let magic = le::u16(data, 0);
         if magic != MAGIC {
             return Err(bad(if magic.swap_bytes() == MAGIC {
                 "big-endian BTF is not supported".to_string()
@@ -226,12 +227,12 @@ impl Layout {
         if data[2] != 1 {
             return Err(bad(format!("version {}, expected 1", data[2])));
         }
-        let hdr_len = word(data, 4) as usize;
+        let hdr_len = le::u32(data, 4) as usize;
         if hdr_len < 24 || hdr_len > data.len() {
             return Err(bad(format!("header length {hdr_len}")));
         }
-        let (type_off, type_len) = (word(data, 8) as usize, word(data, 12) as usize);
-        let (str_off, str_len) = (word(data, 16) as usize, word(data, 20) as usize);
+        let (type_off, type_len) = (le::u32(data, 8) as usize, le::u32(data, 12) as usize);
+        let (str_off, str_len) = (le::u32(data, 16) as usize, le::u32(data, 20) as usize);
         let section = |off: usize, len: usize, what: &str| -> Result<std::ops::Range<usize>> {
             let start = hdr_len
                 .checked_add(off)

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::MAGIC;
+use crate::base::le;
 use crate::base::mapped::{Mapping, Store};
 use crate::error::{Error, Result};
 
@@ -48,14 +49,14 @@ fn map_raw(path: &std::path::Path) -> Option<Mapping> {
     }
     let map = Mapping::new(&file, len).ok()?;
     let b = map.bytes();
-    (u16::from_le_bytes([b[0], b[1]]) == MAGIC).then_some(map)
+    (le::u16(b, 0) == MAGIC).then_some(map)
 }
 
 /// BTF from a file: raw BTF (starts with the magic) or an ELF with a
 /// `.BTF` section.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
     let data = crate::base::read::read_file(path, 0, crate::base::read::limits::ELF, "BTF")?;
-    if data.len() >= 2 && u16::from_le_bytes([data[0], data[1]]) == MAGIC {
+    if data.len() >= 2 && le::u16(&data, 0) == MAGIC {
         return Ok(data);
     }
     if data.starts_with(b"\x7fELF") {

@@ -38,6 +38,7 @@ pub use write::{
     VAR_GLOBAL_EXTERN, VAR_STATIC,
 };
 
+use crate::base::le;
 use crate::base::mapped::Store;
 use crate::error::{Error, Result};
 
@@ -159,12 +160,9 @@ fn extra_len(kind: u32, vlen: usize) -> Option<usize> {
     })
 }
 
-#[inline]
-fn word(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-/// A BTF blob and the index of its types.
+/// A BTF blob and where each of its own types starts: its types by id
+/// ([`Btf::ty`]), checked once ([`Btf::parse`]). No index of names: the
+/// kernel's BTF adds one (`btf::NameIndexedBtf`).
 pub struct Btf {
     /// Owned, or the kernel's own BTF mapped in place ([`read_vmlinux`]).
     data: Store<u8>,
@@ -260,34 +258,34 @@ impl<'a> Ty<'a> {
     }
     /// INT: (encoding, bit offset, bits).
     pub fn int(&self) -> (u32, u32, u32) {
-        let v = word(self.extra, 0);
+        let v = le::u32(self.extra, 0);
         ((v >> 24) & 0x0f, (v >> 16) & 0xff, v & 0xff)
     }
     /// ARRAY: (element type, index type, number of elements).
     pub fn array(&self) -> (u32, u32, u32) {
         (
-            word(self.extra, 0),
-            word(self.extra, 4),
-            word(self.extra, 8),
+            le::u32(self.extra, 0),
+            le::u32(self.extra, 4),
+            le::u32(self.extra, 8),
         )
     }
     /// VAR: its linkage.
     pub fn var_linkage(&self) -> u32 {
-        word(self.extra, 0)
+        le::u32(self.extra, 0)
     }
     /// DECL_TAG: the component index (-1 for the declaration itself).
     pub fn decl_tag_component(&self) -> i32 {
-        word(self.extra, 0) as i32
+        le::u32(self.extra, 0) as i32
     }
     /// STRUCT/UNION members.
     pub fn members(&self) -> impl ExactSizeIterator<Item = Member> + 'a {
         let kflag = self.kflag();
         let e = self.extra;
         (0..self.vlen()).map(move |i| {
-            let off = word(e, 12 * i + 8);
+            let off = le::u32(e, 12 * i + 8);
             Member {
-                name_off: word(e, 12 * i),
-                ty: word(e, 12 * i + 4),
+                name_off: le::u32(e, 12 * i),
+                ty: le::u32(e, 12 * i + 4),
                 bit_offset: if kflag { off & 0x00ff_ffff } else { off },
                 bitfield_size: if kflag { off >> 24 } else { 0 },
             }
@@ -298,16 +296,16 @@ impl<'a> Ty<'a> {
         let (kind, signed, e) = (self.kind(), self.kflag(), self.extra);
         (0..self.vlen()).map(move |i| {
             if kind == KIND_ENUM64 {
-                let lo = word(e, 12 * i + 4) as u64;
-                let hi = word(e, 12 * i + 8) as u64;
+                let lo = le::u32(e, 12 * i + 4) as u64;
+                let hi = le::u32(e, 12 * i + 8) as u64;
                 Enumerator {
-                    name_off: word(e, 12 * i),
+                    name_off: le::u32(e, 12 * i),
                     value: (hi << 32) | lo,
                 }
             } else {
-                let v = word(e, 8 * i + 4);
+                let v = le::u32(e, 8 * i + 4);
                 Enumerator {
-                    name_off: word(e, 8 * i),
+                    name_off: le::u32(e, 8 * i),
                     value: if signed {
                         v as i32 as i64 as u64
                     } else {
@@ -320,12 +318,18 @@ impl<'a> Ty<'a> {
     /// FUNC_PROTO parameters: (name offset, type).
     pub fn params(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + 'a {
         let e = self.extra;
-        (0..self.vlen()).map(move |i| (word(e, 8 * i), word(e, 8 * i + 4)))
+        (0..self.vlen()).map(move |i| (le::u32(e, 8 * i), le::u32(e, 8 * i + 4)))
     }
     /// DATASEC entries: (VAR type, offset, size).
     pub fn datasec(&self) -> impl ExactSizeIterator<Item = (u32, u32, u32)> + 'a {
         let e = self.extra;
-        (0..self.vlen()).map(move |i| (word(e, 12 * i), word(e, 12 * i + 4), word(e, 12 * i + 8)))
+        (0..self.vlen()).map(move |i| {
+            (
+                le::u32(e, 12 * i),
+                le::u32(e, 12 * i + 4),
+                le::u32(e, 12 * i + 8),
+            )
+        })
     }
 }
 
@@ -368,13 +372,13 @@ impl Btf {
     fn own(&self, id: u32) -> Ty<'_> {
         let at = self.offsets[(id - self.first_id) as usize] as usize;
         let d = &self.data;
-        let info = word(d, at + 4);
+        let info = le::u32(d, at + 4);
         let extra = extra_len((info >> 24) & 0x1f, (info & 0xffff) as usize).unwrap_or(0);
         Ty {
             id,
-            name_off: word(d, at),
+            name_off: le::u32(d, at),
             info,
-            size_type: word(d, at + 8),
+            size_type: le::u32(d, at + 8),
             extra: &d[at + 12..at + 12 + extra],
         }
     }
@@ -400,7 +404,7 @@ impl Btf {
         self.offsets[range]
             .iter()
             .enumerate()
-            .map(move |(i, &at)| (first + i as u32, word(&self.data, at as usize)))
+            .map(move |(i, &at)| (first + i as u32, le::u32(&self.data, at as usize)))
     }
 
     /// Type `id` (`None` for 0, void, and past the end).

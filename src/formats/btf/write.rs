@@ -101,7 +101,7 @@ impl Default for BtfWriter {
 /// `n`-word groups of `e` (checked by the reader to be whole).
 fn groups<const N: usize>(e: &[u8]) -> Vec<[u32; N]> {
     e.chunks_exact(4 * N)
-        .map(|c| std::array::from_fn(|k| word(c, 4 * k)))
+        .map(|c| std::array::from_fn(|k| le::u32(c, 4 * k)))
         .collect()
 }
 
@@ -137,7 +137,7 @@ impl BtfWriter {
         for id in btf.own_ids() {
             let t = btf.own(id);
             let e = t.extra;
-            let one = || word(e, 0);
+            let one = || le::u32(e, 0);
             let extra = match t.kind() {
                 KIND_INT => Extra::Int(one()),
                 KIND_ARRAY => {

@@ -1,14 +1,15 @@
 //! The snapshot's writer, off the caller's path: the first open of a boot
 //! returns its table when the read is done, and a thread of the library
-//! writes what the snapshot still lacks (the arrays, with the text that
-//! was written while the kernel printed it) and renames it into place.
+//! writes what the snapshot still lacks (the table's arrays, with the text
+//! that was written while the kernel printed it) and puts it in place.
+//! Generic: it runs any closure; the table's snapshot is its one user.
 //!
 //! Safe in the processes a library lives in:
 //! - **exit**: `exit()` (returning from `main`) waits for writers in
 //!   progress (an `atexit` handler), so a short-lived tool's snapshot is
 //!   written too; a process that ends otherwise (`_exit`, a signal)
 //!   leaves no file behind, the snapshot being unnamed until it is whole
-//!   (`O_TMPFILE`, [`crate::base::private::Dir::temp`]).
+//!   (`O_TMPFILE`, [`super::trust::Dir::temp`]).
 //! - **the next open** in the process waits for them first, so that it
 //!   finds the snapshot its process wrote.
 //! - **fork**: a child has no writer thread; a handler run in the child
@@ -89,7 +90,7 @@ fn writers() -> &'static Writers {
 }
 
 /// Runs `f` on a writer thread of its own.
-pub(super) fn start(f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+pub fn start(f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
     HOOKS.call_once(|| sys::at_exit_and_fork(at_exit, in_child));
     let w = writers();
     let h = sys::spawn_quiet(f)?;

@@ -1,6 +1,7 @@
-//! Private files: what libksym keeps between processes (the table and
-//! BTF snapshots) lives in a directory that one user alone can read and
-//! write, in files that user alone owns. The rules, in one place:
+//! The snapshot container's trust rules: what libksym keeps between
+//! processes (the table and BTF snapshots) lives in a directory that one
+//! user alone can read and write, in files that user alone owns. The
+//! rules, in one place:
 //!
 //! - the directory must be a directory (not a symlink) owned by the
 //!   process's effective uid, with no group or other permission; it is
@@ -19,8 +20,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::hash::hash;
-use super::mapped::Mapping;
+use crate::base::hash::hash;
+use crate::base::mapped::Mapping;
 
 /// Where snapshots live by default: tmpfs, gone at reboot.
 pub const DEFAULT_DIR: &str = "/run/ksym";
@@ -74,9 +75,10 @@ pub fn boot_key(boot_id_path: Option<&Path>) -> Result<Vec<u8>, String> {
 }
 
 fn read_boot_key(path: &Path) -> Result<Vec<u8>, String> {
-    let boot = super::read::read_file(path, 0, super::read::limits::BOOT_ID, "a boot id")
-        .map_err(|e| format!("not used: {}", e.message()))?;
-    let (release, version) = super::sys::kernel_release_version();
+    let boot =
+        crate::base::read::read_file(path, 0, crate::base::read::limits::BOOT_ID, "a boot id")
+            .map_err(|e| format!("not used: {}", e.message()))?;
+    let (release, version) = crate::base::sys::kernel_release_version();
     let mut key = Vec::new();
     for s in [&boot[..], &release, &version] {
         push_str(&mut key, s);
@@ -135,7 +137,7 @@ impl Dir {
     /// `path`, if it is a trusted directory; the error says why not
     /// ("none yet" when it does not exist).
     pub fn trusted(path: &Path) -> Result<Dir, String> {
-        let uid = super::sys::euid();
+        let uid = crate::base::sys::euid();
         let m = std::fs::symlink_metadata(path).map_err(|e| none_yet(e, path))?;
         if !m.is_dir() || !owned_private(&m, uid) {
             return Err(format!(
@@ -166,7 +168,7 @@ impl Dir {
             format!(
                 "{}: not a private directory of uid {}: not written",
                 path.display(),
-                super::sys::euid()
+                crate::base::sys::euid()
             )
         })
     }
@@ -251,13 +253,13 @@ impl Dir {
             None => {
                 use std::os::fd::AsRawFd;
                 let fd = format!("/proc/self/fd/{}\0", t.file.as_raw_fd());
-                match super::sys::link_fd_path(fd.as_bytes(), &cpath(path)?) {
+                match crate::base::sys::link_fd_path(fd.as_bytes(), &cpath(path)?) {
                     Ok(()) => return Ok(()),
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                     Err(e) => return Err(e),
                 }
                 let name = self.temp_name("link");
-                super::sys::link_fd_path(fd.as_bytes(), &cpath(&name)?)?;
+                crate::base::sys::link_fd_path(fd.as_bytes(), &cpath(&name)?)?;
                 name
             }
         };
