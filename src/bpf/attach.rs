@@ -25,7 +25,7 @@ pub(super) struct Attach {
     /// The target the loader set (`set_attach_target`): it wins over the
     /// section's.
     pub(super) set: Option<Box<Named>>,
-    pub(super) resolved: Option<Box<Resolved>>,
+    pub(super) resolved: Option<Box<ResolvedTarget>>,
     /// Why the target did not resolve (the last resolution): the
     /// program's own failure, which fails no other program.
     pub(super) error: Option<Box<Failed>>,
@@ -105,7 +105,7 @@ impl Named {
 /// A target resolved against one kernel BTF, which it keeps alive (its
 /// names live there, and so does the module BTF fd).
 #[derive(Clone, Debug)]
-pub(super) struct Resolved {
+pub(super) struct ResolvedTarget {
     pub(super) target: Target,
     pub(super) kind: TargetKind,
     pub(super) obj_fd: i32,
@@ -115,7 +115,7 @@ pub(super) struct Resolved {
     pub(super) addr: std::sync::OnceLock<u64>,
 }
 
-impl Resolved {
+impl ResolvedTarget {
     pub(super) fn name(&self) -> &CStr {
         self.kernel.text(&self.target.name)
     }

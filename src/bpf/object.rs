@@ -180,7 +180,7 @@ pub enum SlotTarget {
 
 /// A program's final code: its instructions and the subprograms it calls.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Layout {
+pub(super) struct ProgLayout {
     /// The program the layout was made for (its target, not an alias).
     pub(super) owner: usize,
     /// The instructions as laid out (calls patched), before relocation,
@@ -214,7 +214,7 @@ pub(super) struct CoreSite {
     /// subprograms, are not resolved).
     pub(super) used: bool,
     /// After resolve_btf.
-    pub(super) res: Option<Result<core::Resolved>>,
+    pub(super) res: Option<Result<core::CoreResolution>>,
 }
 
 /// A parsed BPF object.
@@ -223,7 +223,7 @@ pub struct Object {
     pub(super) programs: Vec<Program>,
     pub(super) maps: Vec<Map>,
     pub(super) externs: Vec<Extern>,
-    pub(super) layouts: Vec<Layout>,
+    pub(super) layouts: Vec<ProgLayout>,
     /// The object's BTF made loadable (None without .BTF).
     pub(super) btf: Option<Vec<u8>>,
     /// The object's BTF as written (CO-RE specs, extern types).

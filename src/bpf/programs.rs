@@ -6,7 +6,7 @@
 use std::ffi::CString;
 use std::sync::Arc;
 
-use super::attach::{AttachInfo, Failed, Named, Resolved};
+use super::attach::{AttachInfo, Failed, Named, ResolvedTarget};
 use super::object::{Object, Program};
 use super::section;
 use crate::btf::targets::{Target, TargetKind};
@@ -148,7 +148,7 @@ impl Object {
         kind: TargetKind,
         p: &Program,
         query: &[u8],
-    ) -> Result<Box<Resolved>> {
+    ) -> Result<Box<ResolvedTarget>> {
         let at = || {
             format!(
                 "program `{}` (section `{}`)",
@@ -167,12 +167,12 @@ impl Object {
         Ok(Self::resolved(kernel, kind, target))
     }
 
-    fn resolved(kernel: &Arc<KernelBtf>, kind: TargetKind, target: Target) -> Box<Resolved> {
+    fn resolved(kernel: &Arc<KernelBtf>, kind: TargetKind, target: Target) -> Box<ResolvedTarget> {
         let obj_fd = match target.obj {
             Some(obj) => kernel.object_fd(obj).unwrap_or(-1),
             None => 0,
         };
-        Box::new(Resolved {
+        Box::new(ResolvedTarget {
             target,
             kind,
             obj_fd,

@@ -343,7 +343,7 @@ impl Object {
             }
             let l = &mut self.layouts[li];
             if !l.base.is_empty() {
-                // From the pristine copy (see `Layout::base`).
+                // From the pristine copy (see `ProgLayout::base`).
                 l.insns.clear();
                 l.insns.extend_from_slice(&l.base);
             }

@@ -386,7 +386,7 @@ pub struct Cands {
 /// The outcome of one relocation: what to do to the instruction, and the
 /// specs as libbpf prints them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub struct CoreResolution {
     pub res: RelocRes,
     pub local: String,
     /// The target spec, or why there is none.
@@ -427,7 +427,7 @@ pub fn resolve(
     cands: &mut Cands,
     owner: &str,
     idx: usize,
-) -> Result<Resolved> {
+) -> Result<CoreResolution> {
     let at = |e: Error| {
         e.context(format!(
             "{owner}, CO-RE relocation #{idx} at insn #{}",
@@ -446,7 +446,7 @@ pub fn resolve(
             validate: false,
             ..Default::default()
         };
-        return Ok(Resolved {
+        return Ok(CoreResolution {
             res,
             local: shown,
             target: format!("local type id {}", rec.type_id),
@@ -496,7 +496,7 @@ pub fn resolve(
     match best {
         Some((res, _, target)) => {
             *list = kept;
-            Ok(Resolved {
+            Ok(CoreResolution {
                 res,
                 local: shown,
                 target,
@@ -504,7 +504,7 @@ pub fn resolve(
         }
         None => {
             let res = calc_relo(rec, &spec, None).map_err(at)?;
-            Ok(Resolved {
+            Ok(CoreResolution {
                 res,
                 local: shown,
                 target: format!("no match among {} candidate(s)", list.len()),

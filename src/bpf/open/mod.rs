@@ -31,7 +31,7 @@ use super::externs::Extern;
 use super::file;
 use super::insn::Insns;
 use super::object::{Map, Object};
-use super::reloc::Target;
+use super::reloc::RelocTarget;
 use crate::error::Result;
 use crate::formats::btf::Btf;
 
@@ -72,7 +72,7 @@ struct Maps {
 
 /// Per code section: (instruction, what its relocation points at), by
 /// instruction.
-type Targets = KeyMap<usize, Vec<(usize, Target)>>;
+type Targets = KeyMap<usize, Vec<(usize, RelocTarget)>>;
 
 /// The whole open, phase by phase.
 fn load(data: &[u8]) -> Result<Object> {
