@@ -19,7 +19,6 @@
 
 use std::collections::HashMap;
 
-use super::insn::Insn;
 use crate::btf::index::essential_len;
 use crate::btf::KernelBtf;
 use crate::error::{Error, Result};
@@ -33,7 +32,6 @@ mod patch;
 mod spec;
 
 pub use compat::types_are_compat;
-use compat::{fields_are_compat, types_match};
 pub use patch::patch;
 pub use spec::describe;
 use spec::{format_spec, parse_spec, spec_match, Spec};
