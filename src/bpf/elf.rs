@@ -53,7 +53,7 @@ pub(super) fn cstring(b: &[u8]) -> CString {
 
 /// The header of a 64-bit little-endian `EM_BPF` relocatable object,
 /// checked in its own words before `object` reads it.
-fn header(data: &[u8]) -> Result<(&FileHeader64<LE>, LE)> {
+pub(super) fn header(data: &[u8]) -> Result<(&FileHeader64<LE>, LE)> {
     if data.len() < 20 || &data[..4] != b"\x7fELF" {
         return Err(Error::format("not an ELF file"));
     }
