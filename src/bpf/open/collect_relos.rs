@@ -6,12 +6,13 @@
 
 use object::elf as E;
 
+use super::maps;
 use super::{Collected, Externs, Maps, Targets};
+use crate::bpf::attach::struct_ops;
 use crate::bpf::elf::{cstring, Elf, Sym};
-use crate::bpf::externs::{Extern, ExternKind};
+use crate::bpf::link::reloc::{self, RelocTarget};
+use crate::bpf::object::externs::{Extern, ExternKind};
 use crate::bpf::object::Program;
-use crate::bpf::reloc::{self, RelocTarget};
-use crate::bpf::{maps, struct_ops};
 use crate::error::{Error, Result};
 
 /// Every REL section, by what it relocates; the targets of code

@@ -1,6 +1,6 @@
 //! Opening an object, in named phases as libbpf's `bpf_object_open`:
 //!
-//! 1. `elf_init` ([`super::elf::Elf::parse`]): the header, sections and
+//! 1. `elf_init` ([`crate::bpf::elf::Elf::parse`]): the header, sections and
 //!    symbols;
 //! 2. [`elf_collect`]: the license, the BTF, the code sections and the
 //!    programs;
@@ -18,20 +18,24 @@
 mod collect_externs;
 mod collect_relos;
 mod elf_collect;
+mod fixup_btf;
 mod init_maps;
 mod layouts;
+pub(crate) mod map_def;
+mod maps;
+mod object;
 
 use std::ffi::CString;
 
 use crate::base::hash::KeyMap;
 
-use super::btf_ext::BtfExt;
-use super::elf::Elf;
-use super::externs::Extern;
-use super::file;
-use super::insn::Insns;
-use super::object::{Map, Object};
-use super::reloc::RelocTarget;
+use crate::bpf::elf::btf_ext::BtfExt;
+use crate::bpf::elf::file;
+use crate::bpf::elf::Elf;
+use crate::bpf::insn::Insns;
+use crate::bpf::link::reloc::RelocTarget;
+use crate::bpf::object::externs::Extern;
+use crate::bpf::object::{Map, Object};
 use crate::error::Result;
 use crate::formats::btf::Btf;
 

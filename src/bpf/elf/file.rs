@@ -18,15 +18,15 @@ use object::elf::{self as E, FileHeader64, SectionHeader64};
 use object::read::elf::{FileHeader as _, SectionHeader as _};
 use object::{pod, LittleEndian as LE};
 
-use super::elf;
 use crate::base::read::{self, limits, Pieces};
+use crate::bpf::elf;
 use crate::error::Result;
 
 const EHDR_SIZE: u64 = 64;
 const SHDR_SIZE: u64 = 64;
 
 /// Sections [`elf::Elf::parse`] never reads.
-pub(super) fn unused(name: &[u8]) -> bool {
+pub(in crate::bpf) fn unused(name: &[u8]) -> bool {
     let debug = |p: &[u8]| name.starts_with(p);
     debug(b".debug")
         || debug(b".rel.debug")
@@ -38,7 +38,7 @@ pub(super) fn unused(name: &[u8]) -> bool {
 
 /// The object at `path` as the reader needs it: the compact image, or
 /// the whole file.
-pub(super) fn read_object(path: &Path) -> Result<Vec<u8>> {
+pub(in crate::bpf) fn read_object(path: &Path) -> Result<Vec<u8>> {
     let what = "a BPF object";
     let Some(f) = Pieces::open(path, limits::BPF_OBJECT, what)? else {
         return read::read_file(path, 0, limits::BPF_OBJECT, what);

@@ -1,7 +1,7 @@
 //! Untyped externs resolved against kallsyms ([`Object::resolve_ksyms`]).
 
-use super::externs::ExternKind;
-use super::object::Object;
+use crate::bpf::object::externs::ExternKind;
+use crate::bpf::object::Object;
 use crate::error::{Error, Result, AMBIGUOUS, NOT_FOUND, RESTRICTED};
 use crate::resolve::cache::Cache;
 use crate::resolve::{not_found_error, resolve_parsed, Source};

@@ -7,8 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::attach::Named;
-use super::object::Object;
+use crate::bpf::object::attach::Named;
+use crate::bpf::object::Object;
 use crate::error::{Error, Result};
 use crate::rules::query::Glob;
 
@@ -95,7 +95,7 @@ impl Object {
         events: &Path,
     ) -> Result<usize> {
         let p = self.program(prog)?;
-        if p.attach.def.map(|d| d.prog_type) != Some(super::section::prog::TRACEPOINT) {
+        if p.attach.def.map(|d| d.prog_type) != Some(crate::bpf::section::prog::TRACEPOINT) {
             return Err(Error::unsupported(format!(
                 "program `{}` (section `{}`) is not a tracepoint program: expand it over kernel \
                  functions or BTF tracepoints instead",

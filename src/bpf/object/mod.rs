@@ -1,19 +1,24 @@
 //! The model of a parsed object: its programs, maps, externs, layouts and
 //! where it is in its pipeline ([`Stage`]); the accessors that only read
-//! it. The files that fill it in (`open`, `ksyms`, `relocate`,
-//! `programs`) build on this one, never the other way round.
+//! it, and the state each phase keeps in it (`attach`: the attach state of
+//! a program; `externs`; `struct_ops`). The phases that fill it in
+//! (`open/`, `link/`, `attach/`, `load/`) build on this folder, never the
+//! other way round.
+
+pub(in crate::bpf) mod attach;
+pub(in crate::bpf) mod externs;
+pub(in crate::bpf) mod struct_ops;
 
 use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
-use super::attach;
-use super::core;
-use super::externs::Extern;
-use super::insn::Insn;
-use super::struct_ops_types::StructOps;
+use crate::bpf::core;
+use crate::bpf::insn::Insn;
 use crate::btf::KernelBtf;
 use crate::error::{Call, Error, Result};
 use crate::formats::btf::Btf as LocalBtf;
+use externs::Extern;
+use struct_ops::StructOps;
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,9 +5,9 @@ use std::borrow::Cow;
 
 use object::elf as E;
 
-use super::elf::{Sec, Sym};
-use super::externs::{self, Extern};
-use super::object::Object;
+use crate::bpf::elf::{Sec, Sym};
+use crate::bpf::object::externs::{self, Extern};
+use crate::bpf::object::Object;
 use crate::error::{Error, Result};
 use crate::formats::btf::{self, Btf, BtfFeatures, BtfWriter, Extra};
 
@@ -41,7 +41,7 @@ impl Object {
 }
 
 /// A variable of a data section's DATASEC, as the loadable BTF places it.
-pub(super) struct SecVar {
+pub(in crate::bpf) struct SecVar {
     /// The DATASEC's (and so the ELF section's) name.
     pub sec: Vec<u8>,
     pub name: Vec<u8>,
@@ -61,7 +61,7 @@ pub(super) struct SecVar {
 /// the object's BTF, to edit (the write half of `formats::btf`). Also
 /// returns the data sections' variables, where the fixed-up DATASECs put
 /// them.
-pub(super) fn loadable_btf(
+pub(in crate::bpf) fn loadable_btf(
     mut b: BtfWriter,
     secs: &[Sec<'_>],
     syms: &[Sym<'_>],

@@ -6,9 +6,9 @@
 use std::ffi::CString;
 use std::sync::Arc;
 
-use super::attach::{AttachInfo, Failed, Named, ResolvedTarget};
-use super::object::{Object, Program};
-use super::section;
+use crate::bpf::object::attach::{AttachInfo, Failed, Named, ResolvedTarget};
+use crate::bpf::object::{Object, Program};
+use crate::bpf::section;
 use crate::btf::targets::{Target, TargetKind};
 use crate::btf::KernelBtf;
 use crate::error::{Call, Error, Result};
@@ -325,7 +325,11 @@ impl Object {
     ) -> Result<usize> {
         let def = self.program(prog)?.attach.def;
         if def.is_some_and(|d| d.prog_type == section::prog::TRACEPOINT) {
-            return self.expand_tracepoints(prog, pattern, &super::tracepoints::events_dir()?);
+            return self.expand_tracepoints(
+                prog,
+                pattern,
+                &crate::bpf::attach::tracepoints::events_dir()?,
+            );
         }
         let kind = self.target_kind(prog)?;
         let root = self.programs[prog].alias_of;

@@ -1,7 +1,10 @@
 //! The ELF layer of an object (libbpf's `bpf_object__elf_init`): the
 //! header checked, the sections and symbols read, with what the loader
 //! needs of them. Nothing here knows programs or maps: the phases of
-//! [`super::open`] and the files they use build on it.
+//! [`crate::bpf::open`] and the files they use build on it.
+
+pub(crate) mod btf_ext;
+pub(in crate::bpf) mod file;
 
 use std::ffi::CString;
 

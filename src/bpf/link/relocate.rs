@@ -6,12 +6,13 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use super::attach::Failed;
-use super::core::{self, Cands};
 use super::externs;
-use super::kconfig_values::{self, KernelFacts};
-use super::object::{KernelStep, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
-use super::{reloc, struct_ops};
+use super::reloc;
+use crate::bpf::attach::struct_ops;
+use crate::bpf::core::{self, Cands};
+use crate::bpf::link::kconfig_values::{self, KernelFacts};
+use crate::bpf::object::attach::Failed;
+use crate::bpf::object::{KernelStep, Object, RelocKind, RELOC_POISONED, RELOC_RESOLVED};
 use crate::btf::KernelBtf;
 use crate::error::{Call, Error, Result, INVALID};
 
@@ -189,7 +190,7 @@ impl Object {
 
     /// Which layouts a program to be loaded (autoload on) uses: those must
     /// relocate; the others relocate when they can.
-    pub(super) fn layouts_needed(&self) -> Vec<bool> {
+    pub(in crate::bpf) fn layouts_needed(&self) -> Vec<bool> {
         let mut needed = vec![false; self.layouts.len()];
         for p in self.programs.iter().filter(|p| p.autoload) {
             needed[p.layout] = true;

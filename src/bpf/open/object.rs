@@ -5,8 +5,8 @@
 //! `.rodata`, which the verifier reads as constants) this way; the map it
 //! then creates takes [`Map::initial_value`].
 
-use super::object::{Map, Object, Var};
 use crate::base::read::limits;
+use crate::bpf::object::{Map, Object, Var};
 use crate::error::{Call, Error, ErrorKind, Result};
 
 impl Object {
@@ -17,7 +17,7 @@ impl Object {
 
     /// Variable `var`, or `NotFound` saying how many there are.
     pub fn var(&self, var: usize) -> Result<&Var> {
-        super::object::nth(&self.vars, var, "variable", "the object")
+        crate::bpf::object::nth(&self.vars, var, "variable", "the object")
     }
 
     /// The index of the variable named `name`. `NotFound` lists the

@@ -6,18 +6,18 @@
 use crate::base::hash::KeyMap;
 use std::ffi::CString;
 
-use super::btf_ext::BtfExt;
-use super::elf::{Sec, Sym};
-use super::externs::{Extern, ExternKind};
-use super::insn::{self, Insns};
-use super::object::{
+use crate::bpf::elf::btf_ext::BtfExt;
+use crate::bpf::elf::{Sec, Sym};
+use crate::bpf::insn::{self, Insns};
+use crate::bpf::object::externs::{Extern, ExternKind};
+use crate::bpf::object::{
     CoreSite, Map, ProgLayout, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
 };
 use crate::error::{Error, Result};
 
 /// What a relocation of the ELF points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum RelocTarget {
+pub(in crate::bpf) enum RelocTarget {
     /// An extern (index into the object's externs): an untyped or typed
     /// ksym, a `.kconfig` variable.
     Ksym(usize),
@@ -34,7 +34,7 @@ pub(super) enum RelocTarget {
 }
 
 /// Everything layouts are made from.
-pub(super) struct Code<'a> {
+pub(in crate::bpf) struct Code<'a> {
     pub secs: &'a [Sec<'a>],
     pub syms: &'a [Sym<'a>],
     pub insns: &'a KeyMap<usize, Insns<'a>>,
@@ -50,7 +50,7 @@ pub(super) struct Code<'a> {
 }
 
 /// "program `x`" or "subprogram `y`" for the code at `sec`/`idx`.
-pub(super) fn owner_name(
+pub(in crate::bpf) fn owner_name(
     programs: &[Program],
     syms: &[Sym<'_>],
     text: Option<usize>,
@@ -97,7 +97,11 @@ struct Piece {
 /// Builds program `p`'s layout: its instructions, then every subprogram it
 /// reaches, appended depth-first in the order calls find them, once each
 /// (mutual recursion included), with calls and callback addresses patched.
-pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<ProgLayout> {
+pub(in crate::bpf) fn layout(
+    code: &Code<'_>,
+    programs: &[Program],
+    p: usize,
+) -> Result<ProgLayout> {
     let prog = &programs[p];
     let sec = prog.sec;
     let mut out = ProgLayout {
@@ -382,7 +386,7 @@ impl Records {
     /// Appends the records of `s` that fall in piece `p` (an instruction
     /// offset in bytes, aligned, inside it), each `N` bytes with its
     /// offset made the final instruction index.
-    fn rebase<const N: usize>(&mut self, s: &super::btf_ext::ExtSection<'_>, p: &Piece) {
+    fn rebase<const N: usize>(&mut self, s: &crate::bpf::elf::btf_ext::ExtSection<'_>, p: &Piece) {
         let size = s.record_size;
         if size < N {
             return;
@@ -479,7 +483,12 @@ fn first_u32(r: &[u8]) -> u32 {
 /// Writes map fds, map value offsets, extern addresses and BTF ids into
 /// `l.insns` (the calls were patched when the layout was made, CO-RE
 /// relocations just before), as libbpf's `bpf_object__relocate_data`.
-pub(super) fn patch(l: &mut ProgLayout, maps: &[Map], externs: &[Extern], kconfig: Option<usize>) {
+pub(in crate::bpf) fn patch(
+    l: &mut ProgLayout,
+    maps: &[Map],
+    externs: &[Extern],
+    kconfig: Option<usize>,
+) {
     for r in &l.relocs {
         let i = r.insn_idx;
         let insns = &mut l.insns;
