@@ -1,11 +1,15 @@
 //! What a loader asks of programs and aliases: where each attaches
 //! ([`Object::attach_info`]), its autoload, its target resolved against the
 //! kernel's BTF and symbols, set by the loader, or expanded from a pattern
-//! into aliases that share the program's single relocated copy.
+//! into aliases that share the program's single relocated copy (kernel
+//! functions, and tracepoints: `tracepoints.rs` lists them). The multi
+//! links' methods are in `multi.rs`.
 
 use std::ffi::CString;
+use std::path::Path;
 use std::sync::Arc;
 
+use super::tracepoints::matching;
 use crate::bpf::object::attach::{AttachInfo, Failed, Named, ResolvedTarget};
 use crate::bpf::object::{Object, Program};
 use crate::bpf::section;
@@ -367,5 +371,53 @@ impl Object {
             self.programs.push(alias);
         }
         Ok(n)
+    }
+
+    /// Adds an alias of tracepoint program `prog` (section `tracepoint` or
+    /// `tp`) for every event of `events` (a tracefs `events` directory:
+    /// [`super::tracepoints::events_dir`] for the running kernel's) that `pattern` matches
+    /// (`category/name` globs, or a name glob for any category); returns
+    /// how many, 0 when none match. Each alias is named
+    /// `<program>/<category>/<name>`, shares the program's instructions,
+    /// and attaches to its own event ([`crate::bpf::AttachInfo::category`] and
+    /// `target`).
+    pub fn expand_tracepoints(
+        &mut self,
+        prog: usize,
+        pattern: &[u8],
+        events: &Path,
+    ) -> Result<usize> {
+        let p = self.program(prog)?;
+        if p.attach.def.map(|d| d.prog_type) != Some(crate::bpf::section::prog::TRACEPOINT) {
+            return Err(Error::unsupported(format!(
+                "program `{}` (section `{}`) is not a tracepoint program: expand it over kernel \
+                 functions or BTF tracepoints instead",
+                p.name.to_string_lossy(),
+                p.section.to_string_lossy()
+            )));
+        }
+        let root = self.programs[prog].alias_of;
+        let found = matching(events, pattern).map_err(|e| {
+            e.context(format!(
+                "expanding program `{}` over `{}`",
+                self.programs[root].name.to_string_lossy(),
+                String::from_utf8_lossy(pattern)
+            ))
+        })?;
+        let base = self.programs[root].name.to_bytes().to_vec();
+        self.programs.reserve(found.len());
+        for (cat, name) in &found {
+            let target = [cat.as_slice(), b"/", name].concat();
+            let alias_name = [base.as_slice(), b"/", &target].concat();
+            let mut alias =
+                self.programs[root].alias(root, CString::new(alias_name).unwrap_or_default());
+            alias.attach.section = Some(Arc::new(Named::tracepoint(&target)));
+            alias.attach.set = None;
+            alias.attach.error = None;
+            alias.attach.resolved = None;
+            alias.autoload = true;
+            self.programs.push(alias);
+        }
+        Ok(found.len())
     }
 }

@@ -7,6 +7,5 @@
 
 pub(in crate::bpf) mod externs;
 pub(in crate::bpf) mod kconfig_values;
-mod ksyms;
 pub(in crate::bpf) mod reloc;
 pub(in crate::bpf) mod relocate;

@@ -30,7 +30,6 @@ use std::ffi::CString;
 use crate::base::hash::KeyMap;
 
 use crate::bpf::elf::btf_ext::BtfExt;
-use crate::bpf::elf::file;
 use crate::bpf::elf::Elf;
 use crate::bpf::insn::Insns;
 use crate::bpf::link::reloc::RelocTarget;
@@ -97,18 +96,4 @@ fn load(data: &[u8]) -> Result<Object> {
     let targets = collect_relos::collect(&elf, &c, &mut programs, &mut maps, &mut externs)?;
     let parts = (programs, maps, externs.list, targets);
     layouts::finish(&elf, c, ext.as_ref(), parts)
-}
-
-impl Object {
-    /// Parses an object file's bytes (copied as needed: nothing borrows them).
-    pub fn parse(data: &[u8]) -> Result<Object> {
-        load(data)
-    }
-
-    /// Reads and parses an object file (only the sections it needs:
-    /// DWARF and the relocations of .BTF.ext are left unread).
-    pub fn open(path: &std::path::Path) -> Result<Object> {
-        let data = file::read_object(path)?;
-        Self::parse(&data).map_err(|e| e.context(path.display()))
-    }
 }
