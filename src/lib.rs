@@ -117,7 +117,7 @@ pub mod internals {
         pub use crate::bpf::*;
         /// `crate::bpf::btf_ext`.
         pub mod btf_ext {
-            pub use crate::bpf::btf_ext::*;
+            pub use crate::bpf::elf::btf_ext::*;
         }
         /// `crate::bpf::insn`.
         pub mod insn {
@@ -125,11 +125,11 @@ pub mod internals {
         }
         /// `crate::bpf::map_def`.
         pub mod map_def {
-            pub use crate::bpf::map_def::*;
+            pub use crate::bpf::open::map_def::*;
         }
         /// `crate::bpf::kinds`.
         pub mod kinds {
-            pub use crate::bpf::kinds::*;
+            pub use crate::bpf::section::kinds::*;
         }
         /// `crate::bpf::section`.
         pub mod section {

@@ -18,58 +18,40 @@
 //!   target's: one copy, however many aliases.
 
 //!
-//! The files of `bpf/` import one another in layers, never in a circle
-//! (`tests/layers.rs` checks it): the leaves (`insn`, `kinds`, `section`,
-//! `btf_ext`, `map_def`, `core`, `externs`, `elf`, `file`), the
-//! model (`object` and the types it holds: `attach`, `struct_ops_types`),
-//! what fills the model in (`maps`, `reloc`, `loadable`, `struct_ops`),
-//! the phases of the open (`open`), the later steps (`ksyms`,
-//! `relocate`, `programs`, `multi`, `vars`), and this file, which only declares and
-//! re-exports.
+//! The folders of `bpf/` follow an object's life, and import one another
+//! in layers, never in a circle (`tests/layers.rs` checks it): the leaves
+//! (`insn`; `elf/`: the file, its header, sections and symbols, and
+//! `.BTF.ext`; `section/`: what a section name says; `core/`: CO-RE), the
+//! model (`object/`: `Object` and everything it holds), then the phases,
+//! each of which adds `Object`'s methods of its own: `open/`, `link/`,
+//! `attach/` and `load/`. This file only declares and re-exports.
 
-mod alias_values;
 mod attach;
-pub(crate) mod btf_ext;
 pub(crate) mod core;
-mod elf;
-mod externs;
-mod file;
+pub(crate) mod elf;
 pub(crate) mod insn;
-mod kconfig_values;
-pub(crate) mod kinds;
-mod ksyms;
-mod loadable;
-pub(crate) mod map_def;
-mod maps;
-mod multi;
+mod link;
+mod load;
 mod object;
-mod open;
-mod programs;
-mod reloc;
-mod relocate;
+pub(crate) mod open;
 pub(crate) mod section;
-mod section_defs;
-mod struct_ops;
-mod struct_ops_types;
-mod tracepoints;
-mod vars;
 
 pub use crate::formats::btf::BtfFeatures;
-pub use attach::AttachInfo;
-pub use externs::{Extern, ExternKind, Kcfg, KcfgType};
+pub use attach::multi::{MultiFunction, MultiLink, Way};
+pub use attach::tracepoints::events_dir as tracefs_events_dir;
 pub use insn::Insn;
-pub use kconfig_values::{kernel_version_of, running_kernel_version};
-pub use kinds::{attach_type_name, map_type_name, prog_type_name};
-pub use multi::{MultiFunction, MultiLink, Way};
+pub use link::kconfig_values::{kernel_version_of, running_kernel_version};
+#[doc(hidden)]
+pub use link::relocate::{kernel_version_in, running_kernel_facts};
+pub use object::attach::AttachInfo;
+pub use object::externs::{Extern, ExternKind, Kcfg, KcfgType};
+pub use object::struct_ops::StructOps;
 pub use object::{
     Map, Object, Program, Reloc, RelocKind, Slot, SlotTarget, Var, FUNC_INFO_SIZE, LINE_INFO_SIZE,
     RELOC_POISONED, RELOC_RESOLVED,
 };
-#[doc(hidden)]
-pub use relocate::{kernel_version_in, running_kernel_facts};
+pub use section::kinds::{attach_type_name, map_type_name, prog_type_name};
 pub use section::{MULTI, OPTIONAL, RETPROBE, SLEEPABLE, TARGET_AT_LOAD, XDP_FRAGS};
-pub use struct_ops_types::StructOps;
-pub use tracepoints::events_dir as tracefs_events_dir;
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Tests of the BPF object layer on the committed fixtures (c-tests/bpf).
 
-use super::insn::{self, Insn};
-use super::object::*;
+use crate::bpf::insn::{self, Insn};
+use crate::bpf::object::*;
 use crate::error::{AMBIGUOUS, FORMAT, RESTRICTED, UNSUPPORTED};
 use crate::formats::btf::{self, Btf};
 use crate::resolve::cache::Cache;
@@ -580,7 +580,7 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
         .join("c-tests/bpf")
         .join("aliases.dwarf.bpf.o");
     let whole = fixture("aliases.dwarf.bpf.o");
-    let read = super::file::read_object(&path).unwrap();
+    let read = crate::bpf::elf::file::read_object(&path).unwrap();
     let en = ::object::LittleEndian;
     let sections = |b: &[u8]| -> Vec<(Vec<u8>, u32, Vec<u8>)> {
         let hdr = ::object::elf::FileHeader64::<::object::LittleEndian>::parse(b).unwrap();
@@ -600,7 +600,7 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
     for ((name, ty, data), (rname, rty, rdata)) in w.iter().zip(&r) {
         let shown = String::from_utf8_lossy(name);
         assert_eq!((name, ty), (rname, rty), "{shown}");
-        if super::file::unused(name) {
+        if crate::bpf::elf::file::unused(name) {
             assert!(rdata.is_empty(), "{shown} was read");
             skipped += data.len();
         } else {
@@ -649,7 +649,7 @@ fn open_skips_dwarf_and_matches_the_stripped_object() {
 /// by hand (KERNEL_VERSION(a, b, c) = a << 16 | b << 8 | min(c, 255)).
 #[test]
 fn kernel_version_from_ubuntu_debian_and_plain_releases() {
-    use super::kconfig_values::running_kernel_version as v;
+    use crate::bpf::link::kconfig_values::running_kernel_version as v;
     // Debian 12's stock kernel (the 6.1 guest): the release says 6.1.0,
     // the kernel checks 6.1.192.
     let debian = b"#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)";
@@ -683,7 +683,7 @@ fn kernel_version_from_ubuntu_debian_and_plain_releases() {
 /// (libbpf's attach_tp), no module whatever the name holds.
 #[test]
 fn tracepoint_text_has_no_module() {
-    use super::attach::Named;
+    use crate::bpf::object::attach::Named;
     let s = |c: Option<&std::ffi::CStr>| c.map(|c| c.to_str().unwrap().to_string());
     let n = Named::tracepoint(b"cat/na`me/x");
     assert_eq!(

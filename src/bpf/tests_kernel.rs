@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use super::insn::{self, Insn};
-use super::object::*;
 use super::*;
+use crate::bpf::insn::{self, Insn};
+use crate::bpf::object::*;
 use crate::btf::KernelBtf;
 use crate::error::{FORMAT, INVALID};
 use crate::formats::btf::tests::Builder;

@@ -3,7 +3,13 @@
 //! also for typed ksyms and kfunc prototypes), and TYPE_MATCHES
 //! (`bpf_core_types_match`).
 
-use super::*;
+use super::{bad, is_any_enum, is_composite, kind_compat, skip};
+use crate::btf::index::essential_len;
+use crate::error::Result;
+use crate::formats::btf::{
+    self as raw, Btf, INT_SIGNED, KIND_ARRAY, KIND_ENUM, KIND_ENUM64, KIND_FLOAT, KIND_FUNC_PROTO,
+    KIND_FWD, KIND_INT, KIND_PTR, KIND_STRUCT, KIND_UNION,
+};
 
 /// `bpf_core_fields_are_compat`.
 pub(super) fn fields_are_compat(lb: &Btf, lid: u32, tb: &Btf, tid: u32) -> Result<bool> {

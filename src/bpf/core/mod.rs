@@ -19,7 +19,6 @@
 
 use std::collections::HashMap;
 
-use super::insn::Insn;
 use crate::btf::index::essential_len;
 use crate::btf::KernelBtf;
 use crate::error::{Error, Result};
@@ -33,7 +32,6 @@ mod patch;
 mod spec;
 
 pub use compat::types_are_compat;
-use compat::{fields_are_compat, types_match};
 pub use patch::patch;
 pub use spec::describe;
 use spec::{format_spec, parse_spec, spec_match, Spec};
@@ -386,7 +384,7 @@ pub struct Cands {
 /// The outcome of one relocation: what to do to the instruction, and the
 /// specs as libbpf prints them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub struct CoreResolution {
     pub res: RelocRes,
     pub local: String,
     /// The target spec, or why there is none.
@@ -427,7 +425,7 @@ pub fn resolve(
     cands: &mut Cands,
     owner: &str,
     idx: usize,
-) -> Result<Resolved> {
+) -> Result<CoreResolution> {
     let at = |e: Error| {
         e.context(format!(
             "{owner}, CO-RE relocation #{idx} at insn #{}",
@@ -446,7 +444,7 @@ pub fn resolve(
             validate: false,
             ..Default::default()
         };
-        return Ok(Resolved {
+        return Ok(CoreResolution {
             res,
             local: shown,
             target: format!("local type id {}", rec.type_id),
@@ -496,7 +494,7 @@ pub fn resolve(
     match best {
         Some((res, _, target)) => {
             *list = kept;
-            Ok(Resolved {
+            Ok(CoreResolution {
                 res,
                 local: shown,
                 target,
@@ -504,7 +502,7 @@ pub fn resolve(
         }
         None => {
             let res = calc_relo(rec, &spec, None).map_err(at)?;
-            Ok(Resolved {
+            Ok(CoreResolution {
                 res,
                 local: shown,
                 target: format!("no match among {} candidate(s)", list.len()),

@@ -1,7 +1,9 @@
 //! Applying a relocation's result to its instruction
 //! (`bpf_core_patch_insn`), poisoning included.
 
-use super::*;
+use super::{RelocRes, POISON_IMM};
+use crate::bpf::insn::Insn;
+use crate::error::{Error, Result};
 
 fn poison(insns: &mut [Insn], idx: usize) {
     let n = if insns[idx].is_ld_imm64() { 2 } else { 1 };

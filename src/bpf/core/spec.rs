@@ -2,7 +2,14 @@
 //! (`bpf_core_parse_spec`), printed as libbpf prints it, and matched
 //! against a candidate kernel type (`bpf_core_spec_match`).
 
-use super::*;
+use super::compat::{fields_are_compat, types_are_compat, types_match};
+use super::{
+    bad, is_any_enum, is_composite, is_enumval, is_field, is_type, kind_lower, kind_str,
+    resolve_size, skip, CoreRecord, SPEC_MAX_LEN, TYPE_MATCHES,
+};
+use crate::btf::index::essential_len;
+use crate::error::Result;
+use crate::formats::btf::{Btf, KIND_ARRAY};
 
 /// One step of a spec.
 #[derive(Clone, Copy, Debug)]

@@ -247,7 +247,7 @@ fn run(
     access: &str,
     kind: u32,
     insns: &[Insn],
-) -> (Result<Resolved>, Vec<Insn>) {
+) -> (Result<CoreResolution>, Vec<Insn>) {
     let mut l = Local::new();
     let access_off = l.b.s(access);
     let local = Btf::parse(l.b.bytes()).unwrap();

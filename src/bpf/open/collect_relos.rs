@@ -6,12 +6,13 @@
 
 use object::elf as E;
 
+use super::maps;
 use super::{Collected, Externs, Maps, Targets};
+use crate::bpf::attach::struct_ops;
 use crate::bpf::elf::{cstring, Elf, Sym};
-use crate::bpf::externs::{Extern, ExternKind};
+use crate::bpf::link::reloc::{self, RelocTarget};
+use crate::bpf::object::externs::{Extern, ExternKind};
 use crate::bpf::object::Program;
-use crate::bpf::reloc::{self, Target};
-use crate::bpf::{maps, struct_ops};
 use crate::error::{Error, Result};
 
 /// Every REL section, by what it relocates; the targets of code
@@ -128,7 +129,7 @@ fn code_target(
     rtype: u32,
     m: &Maps,
     externs: &mut Externs,
-) -> Result<Option<Target>> {
+) -> Result<Option<RelocTarget>> {
     let insns = at.c.code[&at.sec];
     let idx = at.idx;
     if off % 8 != 0 || idx >= insns.len() {
@@ -165,7 +166,7 @@ fn code_target(
             if sym.shndx == E::SHN_UNDEF {
                 return match externs.by_name.get(sym.name) {
                     Some(&e) if externs.list[e].kind == ExternKind::Kfunc => {
-                        Ok(Some(Target::Kfunc(e)))
+                        Ok(Some(RelocTarget::Kfunc(e)))
                     }
                     _ => Err(Error::unsupported(at.at(&format!(
                         "a call to extern `{sname}`, which is not a kfunc: declare it \
@@ -178,7 +179,7 @@ fn code_target(
                     "call to `{sname}`, outside .text: subprograms must be in .text"
                 ))));
             }
-            Ok(Some(Target::Call(sym.value)))
+            Ok(Some(RelocTarget::Call(sym.value)))
         }
         E::R_BPF_NONE => Ok(None),
         t => Err(Error::format(at.at(&format!(
@@ -195,14 +196,14 @@ fn ld_imm64_target(
     sym: &Sym<'_>,
     m: &Maps,
     externs: &mut Externs,
-) -> Result<Target> {
+) -> Result<RelocTarget> {
     let sname = crate::cname::Lossy(sym.name);
     let ssec = sym.shndx as usize;
     if sym.shndx == E::SHN_UNDEF {
         // An ld_imm64 of a kfunc (bpf_ksym_exists) is one of a typed
         // ksym, as libbpf relocates it.
         if let Some(&e) = externs.by_name.get(sym.name) {
-            return Ok(Target::Ksym(e));
+            return Ok(RelocTarget::Ksym(e));
         }
         // An extern BTF does not describe (no BTF, or an asm label): an
         // untyped ksym.
@@ -216,17 +217,17 @@ fn ld_imm64_target(
         externs
             .list
             .push(Extern::untyped(cstring(sym.name), sym.bind == E::STB_WEAK));
-        Ok(Target::Ksym(e))
+        Ok(RelocTarget::Ksym(e))
     } else if Some(ssec) == at.c.maps_sec {
         m.of_symbol
             .get(&(ssec, sym.value))
             .copied()
-            .map(Target::MapFd)
+            .map(RelocTarget::MapFd)
             .ok_or_else(|| Error::format(at.at(&format!("`{sname}` is not a map of `.maps`"))))
     } else if let Some(&mi) = m.data.get(&ssec) {
-        Ok(Target::MapValue(mi, sym.value))
+        Ok(RelocTarget::MapValue(mi, sym.value))
     } else if Some(ssec) == at.c.text {
-        Ok(Target::Func(sym.value))
+        Ok(RelocTarget::Func(sym.value))
     } else {
         let secs = &at.elf.secs;
         Err(Error::unsupported(at.at(&format!(

@@ -6,9 +6,9 @@ use object::elf as E;
 
 use super::Collected;
 use crate::base::hash::KeyMap;
-use crate::bpf::attach::Attach;
 use crate::bpf::elf::{cstring, Elf};
 use crate::bpf::insn::Insns;
+use crate::bpf::object::attach::Attach;
 use crate::bpf::object::Program;
 use crate::error::{Error, Result};
 use crate::formats::btf::Btf;

@@ -2,10 +2,11 @@
 //! of `.maps`, the data sections', `.kconfig`'s, and the struct_ops maps,
 //! last.
 
+use super::maps;
 use super::{Collected, Maps};
+use crate::bpf::attach::struct_ops;
 use crate::bpf::elf::Elf;
-use crate::bpf::externs::{self, Extern, ExternKind};
-use crate::bpf::{maps, struct_ops};
+use crate::bpf::object::externs::{self, Extern, ExternKind};
 use crate::error::Result;
 
 pub(super) fn init(elf: &Elf<'_>, c: &Collected<'_>, externs: &[Extern]) -> Result<Maps> {

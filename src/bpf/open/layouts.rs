@@ -5,16 +5,16 @@
 
 use std::ffi::CString;
 
+use super::fixup_btf::{self, SecVar};
 use super::{Collected, Maps, Targets};
 use crate::base::hash::KeyMap;
-use crate::bpf::btf_ext::BtfExt;
 use crate::bpf::core::{self as co_re, CoreRecord};
+use crate::bpf::elf::btf_ext::BtfExt;
 use crate::bpf::elf::{cstring, Elf, Sec};
-use crate::bpf::externs::{self, Extern};
 use crate::bpf::insn::Insns;
-use crate::bpf::loadable::{self, SecVar};
+use crate::bpf::link::reloc::{self, Code};
+use crate::bpf::object::externs::Extern;
 use crate::bpf::object::{CoreSite, Object, Program, RelocKind, Stage, Var};
-use crate::bpf::reloc::{self, Code};
 use crate::error::{Error, Result};
 use crate::formats::btf::{Btf, BtfWriter};
 
@@ -26,12 +26,12 @@ pub(super) fn finish(
     (mut programs, maps, mut externs, targets): (Vec<Program>, Maps, Vec<Extern>, Targets),
 ) -> Result<Object> {
     let (secs, syms) = (&elf.secs, &elf.syms);
-    externs::number_as_libbpf(&mut externs);
+    super::collect_externs::number_as_libbpf(&mut externs);
     // The BTF a loader gives BPF_BTF_LOAD.
     let (loadable, sec_vars) = match &c.local {
         Some(b) => {
             let (blob, vars) =
-                loadable::loadable_btf(BtfWriter::from_btf(b)?, secs, syms, &externs)?;
+                fixup_btf::loadable_btf(BtfWriter::from_btf(b)?, secs, syms, &externs)?;
             (Some(blob), vars)
         }
         None => (None, Vec::new()),

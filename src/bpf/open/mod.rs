@@ -1,6 +1,6 @@
 //! Opening an object, in named phases as libbpf's `bpf_object_open`:
 //!
-//! 1. `elf_init` ([`super::elf::Elf::parse`]): the header, sections and
+//! 1. `elf_init` ([`crate::bpf::elf::Elf::parse`]): the header, sections and
 //!    symbols;
 //! 2. [`elf_collect`]: the license, the BTF, the code sections and the
 //!    programs;
@@ -18,20 +18,23 @@
 mod collect_externs;
 mod collect_relos;
 mod elf_collect;
+mod fixup_btf;
 mod init_maps;
 mod layouts;
+pub(crate) mod map_def;
+mod maps;
+mod object;
 
 use std::ffi::CString;
 
 use crate::base::hash::KeyMap;
 
-use super::btf_ext::BtfExt;
-use super::elf::Elf;
-use super::externs::Extern;
-use super::file;
-use super::insn::Insns;
-use super::object::{Map, Object};
-use super::reloc::Target;
+use crate::bpf::elf::btf_ext::BtfExt;
+use crate::bpf::elf::Elf;
+use crate::bpf::insn::Insns;
+use crate::bpf::link::reloc::RelocTarget;
+use crate::bpf::object::externs::Extern;
+use crate::bpf::object::{Map, Object};
 use crate::error::Result;
 use crate::formats::btf::Btf;
 
@@ -72,7 +75,7 @@ struct Maps {
 
 /// Per code section: (instruction, what its relocation points at), by
 /// instruction.
-type Targets = KeyMap<usize, Vec<(usize, Target)>>;
+type Targets = KeyMap<usize, Vec<(usize, RelocTarget)>>;
 
 /// The whole open, phase by phase.
 fn load(data: &[u8]) -> Result<Object> {
@@ -93,18 +96,4 @@ fn load(data: &[u8]) -> Result<Object> {
     let targets = collect_relos::collect(&elf, &c, &mut programs, &mut maps, &mut externs)?;
     let parts = (programs, maps, externs.list, targets);
     layouts::finish(&elf, c, ext.as_ref(), parts)
-}
-
-impl Object {
-    /// Parses an object file's bytes (copied as needed: nothing borrows them).
-    pub fn parse(data: &[u8]) -> Result<Object> {
-        load(data)
-    }
-
-    /// Reads and parses an object file (only the sections it needs:
-    /// DWARF and the relocations of .BTF.ext are left unread).
-    pub fn open(path: &std::path::Path) -> Result<Object> {
-        let data = file::read_object(path)?;
-        Self::parse(&data).map_err(|e| e.context(path.display()))
-    }
 }

@@ -2,7 +2,7 @@
 //!
 //! Objects built with `-g` carry DWARF (often several times the size of
 //! the code) and every object carries `.rel.BTF.ext` (as large as its
-//! `.BTF.ext`); [`super::elf::load`] reads neither. The file is read into
+//! `.BTF.ext`); [`elf::Elf::parse`] reads neither. The file is read into
 //! a compact ELF image of what the reader uses: the ELF header, the
 //! section headers (offsets rewritten to the image's, the unused sections'
 //! emptied), then each used section in file order, 8-aligned, read with
@@ -14,20 +14,19 @@
 
 use std::path::Path;
 
+use object::elf::{self as E, FileHeader64, SectionHeader64};
+use object::read::elf::{FileHeader as _, SectionHeader as _};
+use object::{pod, LittleEndian as LE};
+
 use crate::base::read::{self, limits, Pieces};
+use crate::bpf::elf;
 use crate::error::Result;
 
 const EHDR_SIZE: u64 = 64;
 const SHDR_SIZE: u64 = 64;
-const SHT_NOBITS: u32 = 8;
-/// Offsets in the ELF header and in a section header.
-const E_PHNUM: usize = 0x38;
-const E_SHOFF: usize = 0x28;
-const SH_OFFSET: usize = 24;
-const SH_SIZE: usize = 32;
 
-/// Sections [`super::elf::load`] never reads.
-pub(super) fn unused(name: &[u8]) -> bool {
+/// Sections [`elf::Elf::parse`] never reads.
+pub(in crate::bpf) fn unused(name: &[u8]) -> bool {
     let debug = |p: &[u8]| name.starts_with(p);
     debug(b".debug")
         || debug(b".rel.debug")
@@ -37,22 +36,9 @@ pub(super) fn unused(name: &[u8]) -> bool {
         || name == b".llvm_addrsig"
 }
 
-fn u16_at(b: &[u8], o: usize) -> u64 {
-    u16::from_le_bytes([b[o], b[o + 1]]) as u64
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]))
-}
-fn set_u64(b: &mut [u8], o: usize, v: u64) {
-    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
-}
-
 /// The object at `path` as the reader needs it: the compact image, or
 /// the whole file.
-pub(super) fn read_object(path: &Path) -> Result<Vec<u8>> {
+pub(in crate::bpf) fn read_object(path: &Path) -> Result<Vec<u8>> {
     let what = "a BPF object";
     let Some(f) = Pieces::open(path, limits::BPF_OBJECT, what)? else {
         return read::read_file(path, 0, limits::BPF_OBJECT, what);
@@ -65,60 +51,58 @@ pub(super) fn read_object(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// The compact image; `None` when the file is not laid out as expected
-/// (then the caller reads it whole).
+/// (then the caller reads it whole, and [`elf::Elf::parse`] says what is wrong).
+/// The header is checked by the reader's own [`elf::header`], and the
+/// section headers are read and rewritten through `object`'s types.
 fn compact(f: &Pieces) -> Result<Option<Vec<u8>>> {
     let mut h = f.read(0, EHDR_SIZE)?;
-    if h.len() < EHDR_SIZE as usize || &h[..4] != b"\x7fELF" || h[4] != 2 || h[5] != 1 {
+    let Ok((hdr, en)) = elf::header(&h) else {
         return Ok(None);
-    }
-    let (shoff, shentsize, shnum, shstrndx) = (
-        u64_at(&h, E_SHOFF),
-        u16_at(&h, 0x3a),
-        u16_at(&h, 0x3c),
-        u16_at(&h, 0x3e),
+    };
+    let (shoff, shentsize, shnum, shstrndx, phnum) = (
+        hdr.e_shoff(en),
+        u64::from(hdr.e_shentsize(en)),
+        u64::from(hdr.e_shnum(en)),
+        u64::from(hdr.e_shstrndx(en)),
+        hdr.e_phnum(en),
     );
     let size = f.size();
     let table = shnum * SHDR_SIZE;
     if shentsize != SHDR_SIZE
         || shnum == 0
         || shstrndx >= shnum
-        || u16_at(&h, E_PHNUM) != 0
+        || phnum != 0
         || shoff.checked_add(table).is_none_or(|end| end > size)
     {
         return Ok(None);
     }
     let mut shdrs = f.read(shoff, table)?;
-    let sec = |shdrs: &[u8], i: u64| {
-        let o = (i * SHDR_SIZE) as usize;
-        // (name, type, offset, size)
-        (
-            u32_at(shdrs, o),
-            u32_at(shdrs, o + 4),
-            u64_at(shdrs, o + SH_OFFSET),
-            u64_at(shdrs, o + SH_SIZE),
-        )
+    let Ok((secs, _)) =
+        pod::slice_from_bytes_mut::<SectionHeader64<LE>>(&mut shdrs, shnum as usize)
+    else {
+        return Ok(None);
     };
     let within = |off: u64, len: u64| off.checked_add(len).is_some_and(|end| end <= size);
-    let (_, _, str_off, str_size) = sec(&shdrs, shstrndx);
+    let strtab = &secs[shstrndx as usize];
+    let (str_off, str_size) = (strtab.sh_offset(en), strtab.sh_size(en));
     if !within(str_off, str_size) {
         return Ok(None);
     }
     let names = f.read(str_off, str_size)?;
     // (file offset, length, section) of what is read, in file order.
-    let mut keep: Vec<(u64, u64, u64)> = Vec::with_capacity(shnum as usize);
-    for i in 0..shnum {
-        let (name_off, ty, off, len) = sec(&shdrs, i);
-        if ty == SHT_NOBITS {
+    let mut keep: Vec<(u64, u64, usize)> = Vec::with_capacity(shnum as usize);
+    for (i, sh) in secs.iter_mut().enumerate() {
+        if sh.sh_type(en) == E::SHT_NOBITS {
             continue;
         }
+        let (off, len) = (sh.sh_offset(en), sh.sh_size(en));
         let name = names
-            .get(name_off as usize..)
+            .get(sh.sh_name(en) as usize..)
             .map(|n| &n[..memchr::memchr(0, n).unwrap_or(n.len())])
             .unwrap_or_default();
-        if unused(name) && i != shstrndx {
-            let o = (i * SHDR_SIZE) as usize;
-            set_u64(&mut shdrs, o + SH_OFFSET, 0);
-            set_u64(&mut shdrs, o + SH_SIZE, 0);
+        if unused(name) && i as u64 != shstrndx {
+            sh.sh_offset.set(en, 0);
+            sh.sh_size.set(en, 0);
             continue;
         }
         if !within(off, len) {
@@ -130,10 +114,13 @@ fn compact(f: &Pieces) -> Result<Option<Vec<u8>>> {
     let mut end = EHDR_SIZE + table;
     for &(_, len, i) in &keep {
         end = end.next_multiple_of(8);
-        set_u64(&mut shdrs, (i * SHDR_SIZE) as usize + SH_OFFSET, end);
+        secs[i].sh_offset.set(en, end);
         end += len;
     }
-    set_u64(&mut h, E_SHOFF, EHDR_SIZE);
+    let Ok((hdr, _)) = pod::from_bytes_mut::<FileHeader64<LE>>(&mut h) else {
+        return Ok(None);
+    };
+    hdr.e_shoff.set(en, EHDR_SIZE);
     let mut image = Vec::new();
     image
         .try_reserve_exact(end as usize)

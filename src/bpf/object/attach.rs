@@ -7,8 +7,8 @@
 use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
-use super::section::{self, SectionDef};
-use super::struct_ops_types::OpsMember;
+use crate::bpf::object::struct_ops::OpsMember;
+use crate::bpf::section::{self, SectionDef};
 use crate::btf::targets::{Target, TargetKind};
 use crate::btf::KernelBtf;
 use crate::error::Error;
@@ -17,36 +17,36 @@ use crate::error::Error;
 /// aliases), what the loader set for it, what that resolved to. Small,
 /// since `expand` makes one per kernel function.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Attach {
+pub(in crate::bpf) struct Attach {
     /// libbpf's definition of the section (`None`: unknown section).
-    pub(super) def: Option<&'static SectionDef>,
+    pub(in crate::bpf) def: Option<&'static SectionDef>,
     /// The target the section names, after its `/`.
-    pub(super) section: Option<Arc<Named>>,
+    pub(in crate::bpf) section: Option<Arc<Named>>,
     /// The target the loader set (`set_attach_target`): it wins over the
     /// section's.
-    pub(super) set: Option<Box<Named>>,
-    pub(super) resolved: Option<Box<Resolved>>,
+    pub(in crate::bpf) set: Option<Box<Named>>,
+    pub(in crate::bpf) resolved: Option<Box<ResolvedTarget>>,
     /// Why the target did not resolve (the last resolution): the
     /// program's own failure, which fails no other program.
-    pub(super) error: Option<Box<Failed>>,
+    pub(in crate::bpf) error: Option<Box<Failed>>,
     /// The section starts with `?` (libbpf's autoload off).
-    pub(super) optional: bool,
+    pub(in crate::bpf) optional: bool,
     /// struct_ops programs: the struct member a struct_ops map gives them.
-    pub(super) struct_ops: Option<Box<OpsMember>>,
+    pub(in crate::bpf) struct_ops: Option<Box<OpsMember>>,
     /// Multi programs (a `.multi` section, or a program made one): the
     /// attach type, the BTF object it loads with, its functions.
-    pub(super) multi: Option<Box<Multi>>,
+    pub(in crate::bpf) multi: Option<Box<Multi>>,
 }
 
 /// A program's attach error, and its message as C text.
 #[derive(Clone, Debug)]
-pub(super) struct Failed {
-    pub(super) error: Error,
-    pub(super) text: CString,
+pub(in crate::bpf) struct Failed {
+    pub(in crate::bpf) error: Error,
+    pub(in crate::bpf) text: CString,
 }
 
 impl Failed {
-    pub(super) fn new(error: Error) -> Box<Failed> {
+    pub(in crate::bpf) fn new(error: Error) -> Box<Failed> {
         let text = CString::new(error.message().replace('\0', " ")).unwrap_or_default();
         Box::new(Failed { error, text })
     }
@@ -54,20 +54,20 @@ impl Failed {
 
 /// A target as a query (`module`name`), and as shown before resolution.
 #[derive(Clone, Debug)]
-pub(super) struct Named {
-    pub(super) query: Vec<u8>,
-    pub(super) name: CString,
-    pub(super) module: Option<CString>,
+pub(in crate::bpf) struct Named {
+    pub(in crate::bpf) query: Vec<u8>,
+    pub(in crate::bpf) name: CString,
+    pub(in crate::bpf) module: Option<CString>,
     /// A kprobe section's `+offset` into the function (0 otherwise).
-    pub(super) offset: u64,
+    pub(in crate::bpf) offset: u64,
     /// A tracepoint section's category (`tp/sched/sched_switch`: `sched`,
     /// its name `sched_switch`); `None` otherwise, and for a tracepoint
     /// section that names no `/` after its category.
-    pub(super) category: Option<CString>,
+    pub(in crate::bpf) category: Option<CString>,
 }
 
 impl Named {
-    pub(super) fn new(query: Vec<u8>) -> Named {
+    pub(in crate::bpf) fn new(query: Vec<u8>) -> Named {
         let c = |b: &[u8]| CString::new(b.to_vec()).unwrap_or_default();
         let (name, module) = match memchr::memchr(b'`', &query) {
             Some(t) => (c(&query[t + 1..]), Some(c(&query[..t]))),
@@ -86,7 +86,7 @@ impl Named {
     /// `attach_tp` splits it (the first `/`); the whole text is the name
     /// when there is none (libbpf cannot attach it: the program's error).
     /// Never a module: a backtick is part of the name.
-    pub(super) fn tracepoint(text: &[u8]) -> Named {
+    pub(in crate::bpf) fn tracepoint(text: &[u8]) -> Named {
         let c = |b: &[u8]| CString::new(b.to_vec()).unwrap_or_default();
         let (category, name) = match memchr::memchr(b'/', text) {
             Some(at) => (Some(c(&text[..at])), &text[at + 1..]),
@@ -105,24 +105,24 @@ impl Named {
 /// A target resolved against one kernel BTF, which it keeps alive (its
 /// names live there, and so does the module BTF fd).
 #[derive(Clone, Debug)]
-pub(super) struct Resolved {
-    pub(super) target: Target,
-    pub(super) kind: TargetKind,
-    pub(super) obj_fd: i32,
-    pub(super) kernel: Arc<KernelBtf>,
+pub(in crate::bpf) struct ResolvedTarget {
+    pub(in crate::bpf) target: Target,
+    pub(in crate::bpf) kind: TargetKind,
+    pub(in crate::bpf) obj_fd: i32,
+    pub(in crate::bpf) kernel: Arc<KernelBtf>,
     /// A function target's address, looked up in kallsyms when first
     /// asked: resolving (and relocating) needs no kallsyms.
-    pub(super) addr: std::sync::OnceLock<u64>,
+    pub(in crate::bpf) addr: std::sync::OnceLock<u64>,
 }
 
-impl Resolved {
-    pub(super) fn name(&self) -> &CStr {
+impl ResolvedTarget {
+    pub(in crate::bpf) fn name(&self) -> &CStr {
         self.kernel.text(&self.target.name)
     }
-    pub(super) fn module(&self) -> &CStr {
+    pub(in crate::bpf) fn module(&self) -> &CStr {
         self.kernel.text(&self.target.module)
     }
-    pub(super) fn addr(&self) -> u64 {
+    pub(in crate::bpf) fn addr(&self) -> u64 {
         *self.addr.get_or_init(|| {
             if self.target.addr != 0 || !self.kind.is_function() {
                 return self.target.addr;
@@ -185,7 +185,7 @@ impl<'a> AttachInfo<'a> {
 
 impl Attach {
     /// The attach state a section gives.
-    pub(super) fn of_section(sec: &[u8]) -> Attach {
+    pub(in crate::bpf) fn of_section(sec: &[u8]) -> Attach {
         let optional = sec.starts_with(b"?");
         let Some((def, extra)) = section::lookup(sec) else {
             return Attach {
@@ -218,13 +218,13 @@ impl Attach {
     }
 
     /// The program type its section gives (0: unknown section).
-    pub(super) fn prog_type(&self) -> u32 {
+    pub(in crate::bpf) fn prog_type(&self) -> u32 {
         self.def.map_or(0, |d| d.prog_type)
     }
 
     /// The target to resolve: the one set, else the one resolved (an
     /// alias made by `expand`), else the section's.
-    pub(super) fn query(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+    pub(in crate::bpf) fn query(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
         if let Some(n) = &self.set {
             return Some(n.query.as_slice().into());
         }
@@ -238,28 +238,28 @@ impl Attach {
 
 /// A program's multi attach state: its attach type, the BTF object it
 /// loads with, and, once [`Object::multi_attach`] listed them, the
-/// functions and their links (`multi.rs`).
+/// functions and their links (`attach/multi.rs`).
 #[derive(Clone, Debug)]
-pub(super) struct Multi {
-    pub(super) attach_type: u32,
+pub(in crate::bpf) struct Multi {
+    pub(in crate::bpf) attach_type: u32,
     /// `attach_btf_obj_fd` at load of the section's module (0: vmlinux).
-    pub(super) load_fd: i32,
+    pub(in crate::bpf) load_fd: i32,
     /// The section's module, if it names one.
-    pub(super) module: Option<usize>,
-    pub(super) kernel: Option<Arc<KernelBtf>>,
+    pub(in crate::bpf) module: Option<usize>,
+    pub(in crate::bpf) kernel: Option<Arc<KernelBtf>>,
     /// The functions, in cookie order (by BTF object, then address).
-    pub(super) funcs: Vec<Target>,
-    pub(super) links: Vec<Group>,
+    pub(in crate::bpf) funcs: Vec<Target>,
+    pub(in crate::bpf) links: Vec<Group>,
 }
 
 /// The functions of one BTF object: one load, one link.
 #[derive(Clone, Debug)]
-pub(super) struct Group {
-    pub(super) obj: usize,
-    pub(super) load_fd: i32,
+pub(in crate::bpf) struct Group {
+    pub(in crate::bpf) obj: usize,
+    pub(in crate::bpf) load_fd: i32,
     /// The cookie of its first function.
-    pub(super) start: usize,
-    pub(super) ids: Vec<u32>,
-    pub(super) cookies: Vec<u64>,
-    pub(super) addrs: Vec<u64>,
+    pub(in crate::bpf) start: usize,
+    pub(in crate::bpf) ids: Vec<u32>,
+    pub(in crate::bpf) cookies: Vec<u64>,
+    pub(in crate::bpf) addrs: Vec<u64>,
 }

@@ -1,14 +1,18 @@
 //! What a loader asks of programs and aliases: where each attaches
 //! ([`Object::attach_info`]), its autoload, its target resolved against the
 //! kernel's BTF and symbols, set by the loader, or expanded from a pattern
-//! into aliases that share the program's single relocated copy.
+//! into aliases that share the program's single relocated copy (kernel
+//! functions, and tracepoints: `tracepoints.rs` lists them). The multi
+//! links' methods are in `multi.rs`.
 
 use std::ffi::CString;
+use std::path::Path;
 use std::sync::Arc;
 
-use super::attach::{AttachInfo, Failed, Named, Resolved};
-use super::object::{Object, Program};
-use super::section;
+use super::tracepoints::matching;
+use crate::bpf::object::attach::{AttachInfo, Failed, Named, ResolvedTarget};
+use crate::bpf::object::{Object, Program};
+use crate::bpf::section;
 use crate::btf::targets::{Target, TargetKind};
 use crate::btf::KernelBtf;
 use crate::error::{Call, Error, Result};
@@ -148,7 +152,7 @@ impl Object {
         kind: TargetKind,
         p: &Program,
         query: &[u8],
-    ) -> Result<Box<Resolved>> {
+    ) -> Result<Box<ResolvedTarget>> {
         let at = || {
             format!(
                 "program `{}` (section `{}`)",
@@ -167,12 +171,12 @@ impl Object {
         Ok(Self::resolved(kernel, kind, target))
     }
 
-    fn resolved(kernel: &Arc<KernelBtf>, kind: TargetKind, target: Target) -> Box<Resolved> {
+    fn resolved(kernel: &Arc<KernelBtf>, kind: TargetKind, target: Target) -> Box<ResolvedTarget> {
         let obj_fd = match target.obj {
             Some(obj) => kernel.object_fd(obj).unwrap_or(-1),
             None => 0,
         };
-        Box::new(Resolved {
+        Box::new(ResolvedTarget {
             target,
             kind,
             obj_fd,
@@ -325,7 +329,11 @@ impl Object {
     ) -> Result<usize> {
         let def = self.program(prog)?.attach.def;
         if def.is_some_and(|d| d.prog_type == section::prog::TRACEPOINT) {
-            return self.expand_tracepoints(prog, pattern, &super::tracepoints::events_dir()?);
+            return self.expand_tracepoints(
+                prog,
+                pattern,
+                &crate::bpf::attach::tracepoints::events_dir()?,
+            );
         }
         let kind = self.target_kind(prog)?;
         let root = self.programs[prog].alias_of;
@@ -363,5 +371,53 @@ impl Object {
             self.programs.push(alias);
         }
         Ok(n)
+    }
+
+    /// Adds an alias of tracepoint program `prog` (section `tracepoint` or
+    /// `tp`) for every event of `events` (a tracefs `events` directory:
+    /// [`super::tracepoints::events_dir`] for the running kernel's) that `pattern` matches
+    /// (`category/name` globs, or a name glob for any category); returns
+    /// how many, 0 when none match. Each alias is named
+    /// `<program>/<category>/<name>`, shares the program's instructions,
+    /// and attaches to its own event ([`crate::bpf::AttachInfo::category`] and
+    /// `target`).
+    pub fn expand_tracepoints(
+        &mut self,
+        prog: usize,
+        pattern: &[u8],
+        events: &Path,
+    ) -> Result<usize> {
+        let p = self.program(prog)?;
+        if p.attach.def.map(|d| d.prog_type) != Some(crate::bpf::section::prog::TRACEPOINT) {
+            return Err(Error::unsupported(format!(
+                "program `{}` (section `{}`) is not a tracepoint program: expand it over kernel \
+                 functions or BTF tracepoints instead",
+                p.name.to_string_lossy(),
+                p.section.to_string_lossy()
+            )));
+        }
+        let root = self.programs[prog].alias_of;
+        let found = matching(events, pattern).map_err(|e| {
+            e.context(format!(
+                "expanding program `{}` over `{}`",
+                self.programs[root].name.to_string_lossy(),
+                String::from_utf8_lossy(pattern)
+            ))
+        })?;
+        let base = self.programs[root].name.to_bytes().to_vec();
+        self.programs.reserve(found.len());
+        for (cat, name) in &found {
+            let target = [cat.as_slice(), b"/", name].concat();
+            let alias_name = [base.as_slice(), b"/", &target].concat();
+            let mut alias =
+                self.programs[root].alias(root, CString::new(alias_name).unwrap_or_default());
+            alias.attach.section = Some(Arc::new(Named::tracepoint(&target)));
+            alias.attach.set = None;
+            alias.attach.error = None;
+            alias.attach.resolved = None;
+            alias.autoload = true;
+            self.programs.push(alias);
+        }
+        Ok(found.len())
     }
 }

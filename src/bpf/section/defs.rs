@@ -1,7 +1,7 @@
 //! libbpf's section definitions (`section_defs` in libbpf.c): the
 //! program types, attach types and flags a section name gives, and the
 //! table in libbpf's order (the first definition a section matches wins:
-//! [`super::section::lookup`]).
+//! [`crate::bpf::section::lookup`]).
 
 use crate::btf::targets::TargetKind;
 
@@ -128,7 +128,7 @@ pub const RETPROBE: u32 = 16;
 /// it loads with no attach target (the kernel gives it `bpf_multi_func`),
 /// with the module's BTF object when the section names a module, and
 /// attaches through `tracing_multi` links, one per BTF object, that list
-/// the functions ([`super::Object::multi_attach`]).
+/// the functions ([`crate::bpf::Object::multi_attach`]).
 pub const MULTI: u32 = 32;
 /// The target is a BTF id (`attach_btf_id` at load); internal.
 const ATTACH_BTF: u32 = 1 << 8;

@@ -1,9 +1,9 @@
 //! The `.kconfig` map's value, as libbpf's `bpf_object__resolve_externs`
 //! fills it: `CONFIG_*` externs from the kernel's configuration, the
 //! `LINUX_*` virtual ones from facts about the running kernel, each
-//! written at the offset its layout gave it ([`super::externs`]).
+//! written at the offset its layout gave it ([`crate::bpf::object::externs`]).
 
-use super::externs::{kconfig_size, Extern, Kcfg, KcfgType};
+use crate::bpf::object::externs::{kconfig_size, Extern, Kcfg, KcfgType};
 use crate::error::{Error, Result};
 use crate::formats::kconfig;
 
@@ -21,7 +21,7 @@ pub trait KernelFacts {
 /// `bpf_object__resolve_externs` does: `CONFIG_*` from the kernel's
 /// configuration (`config`, read only when one is needed), `LINUX_*` from
 /// `facts`. A strong extern left unset is an error; a weak one is 0.
-pub(super) fn kconfig_values(
+pub(in crate::bpf) fn kconfig_values(
     externs: &mut [Extern],
     config: impl FnOnce() -> Result<Vec<u8>>,
     facts: &dyn KernelFacts,

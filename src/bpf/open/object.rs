@@ -1,3 +1,7 @@
+//! `Object`'s methods of the open: [`Object::parse`] and [`Object::open`],
+//! and what they found (programs, maps, externs, initial slots, the
+//! `.kconfig` map).
+//!
 //! The data sections' variables: found by name, and set before the loader
 //! creates their maps, as a libbpf skeleton's `obj->rodata->x = v` or
 //! `bpf_map__set_initial_value` (and aya's `set_global`) do. A loader
@@ -5,11 +9,90 @@
 //! `.rodata`, which the verifier reads as constants) this way; the map it
 //! then creates takes [`Map::initial_value`].
 
-use super::object::{Map, Object, Var};
+use std::ffi::CString;
+
+use super::load;
 use crate::base::read::limits;
+use crate::bpf::elf::file;
+use crate::bpf::object::externs::Extern;
+use crate::bpf::object::{nth, Map, Object, Program, Slot, Var};
 use crate::error::{Call, Error, ErrorKind, Result};
 
 impl Object {
+    /// Parses an object file's bytes (copied as needed: nothing borrows them).
+    pub fn parse(data: &[u8]) -> Result<Object> {
+        load(data)
+    }
+
+    /// Reads and parses an object file (only the sections it needs:
+    /// DWARF and the relocations of .BTF.ext are left unread).
+    pub fn open(path: &std::path::Path) -> Result<Object> {
+        let data = file::read_object(path)?;
+        Self::parse(&data).map_err(|e| e.context(path.display()))
+    }
+
+    /// The license (`SEC("license")`), as `BPF_PROG_LOAD` takes it.
+    pub fn license(&self) -> &CString {
+        &self.license
+    }
+
+    /// Every program, aliases included: the object's in symbol order, then
+    /// the aliases [`Object::expand`] made, in the order it made them.
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    /// The maps, in libbpf's order.
+    pub fn maps(&self) -> &[Map] {
+        &self.maps
+    }
+
+    /// The externs (`__ksym`, `__kconfig`).
+    pub fn externs(&self) -> &[Extern] {
+        &self.externs
+    }
+
+    /// The index of the program named `name` (its symbol name).
+    pub fn find_program(&self, name: &[u8]) -> Result<usize> {
+        find_named(&self.programs, name, "program", |p| &p.name)
+    }
+
+    /// The index of the map named `name`.
+    pub fn find_map(&self, name: &[u8]) -> Result<usize> {
+        find_named(&self.maps, name, "map", |m| &m.name)
+    }
+
+    /// Program `prog`, or `NotFound` saying how many there are.
+    pub fn program(&self, prog: usize) -> Result<&Program> {
+        nth(&self.programs, prog, "program", "the object")
+    }
+
+    /// Map `map`, or `NotFound` saying how many there are.
+    pub fn map(&self, map: usize) -> Result<&Map> {
+        nth(&self.maps, map, "map", "the object")
+    }
+
+    /// Extern `ext`, or `NotFound` saying how many there are.
+    pub fn external(&self, ext: usize) -> Result<&Extern> {
+        nth(&self.externs, ext, "extern", "the object")
+    }
+
+    /// Initial slot `i` of map `map`.
+    pub fn slot(&self, map: usize, i: usize) -> Result<&Slot> {
+        let m = self.map(map)?;
+        nth(
+            &m.slots,
+            i,
+            "initial slot",
+            &format!("map `{}`", m.name.to_string_lossy()),
+        )
+    }
+
+    /// The `.kconfig` map, if the object has `.kconfig` externs.
+    pub fn kconfig_map(&self) -> Option<usize> {
+        self.kconfig_map
+    }
+
     /// The data sections' variables, by map, then offset.
     pub fn vars(&self) -> &[Var] {
         &self.vars
@@ -17,7 +100,7 @@ impl Object {
 
     /// Variable `var`, or `NotFound` saying how many there are.
     pub fn var(&self, var: usize) -> Result<&Var> {
-        super::object::nth(&self.vars, var, "variable", "the object")
+        nth(&self.vars, var, "variable", "the object")
     }
 
     /// The index of the variable named `name`. `NotFound` lists the
@@ -160,4 +243,27 @@ impl Object {
         }
         Ok(m)
     }
+}
+
+/// The index of the item named `name`, or KSYM_ERR_NOT_FOUND listing them.
+fn find_named<T>(
+    items: &[T],
+    name: &[u8],
+    what: &str,
+    name_of: fn(&T) -> &CString,
+) -> Result<usize> {
+    items
+        .iter()
+        .position(|x| name_of(x).to_bytes() == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = items
+                .iter()
+                .map(|x| name_of(x).to_string_lossy().into_owned())
+                .collect();
+            Error::not_found(format!(
+                "no {what} `{}` in the object ({what}s: {})",
+                String::from_utf8_lossy(name),
+                names.join(", ")
+            ))
+        })
 }

@@ -26,9 +26,9 @@
 use std::ffi::CStr;
 use std::sync::{Arc, OnceLock};
 
-use super::attach::{Failed, Group, Multi};
-use super::object::Object;
-use super::section::{self, attach as at, prog};
+use crate::bpf::object::attach::{Failed, Group, Multi};
+use crate::bpf::object::Object;
+use crate::bpf::section::{self, attach as at, prog};
 use crate::btf::targets::TargetKind;
 use crate::btf::KernelBtf;
 use crate::error::{Error, Result};
@@ -217,7 +217,7 @@ impl Object {
     /// The section's module of multi program `prog` and its BTF object
     /// fd, resolved against `kernel` (libbpf loads a
     /// `fentry.multi/module:glob` program with that module's BTF).
-    pub(super) fn resolve_multi(&mut self, prog: usize, kernel: &Arc<KernelBtf>) {
+    pub(in crate::bpf) fn resolve_multi(&mut self, prog: usize, kernel: &Arc<KernelBtf>) {
         let p = &self.programs[prog];
         let Some(def) = p.attach.def else { return };
         let module = p.attach.section.as_ref().and_then(|n| n.module.clone());
@@ -398,7 +398,7 @@ impl Object {
 }
 
 fn kinds_name(attach_type: u32) -> String {
-    super::kinds::attach_type_name(attach_type).map_or_else(
+    crate::bpf::section::kinds::attach_type_name(attach_type).map_or_else(
         || attach_type.to_string(),
         |n| n.to_string_lossy().into_owned(),
     )

@@ -1,19 +1,24 @@
 //! The model of a parsed object: its programs, maps, externs, layouts and
 //! where it is in its pipeline ([`Stage`]); the accessors that only read
-//! it. The files that fill it in (`open`, `ksyms`, `relocate`,
-//! `programs`) build on this one, never the other way round.
+//! it, and the state each phase keeps in it (`attach`: the attach state of
+//! a program; `externs`; `struct_ops`). The phases that fill it in
+//! (`open/`, `link/`, `attach/`, `load/`) build on this folder, never the
+//! other way round.
 
-use std::ffi::{CStr, CString};
+pub(in crate::bpf) mod attach;
+pub(in crate::bpf) mod externs;
+pub(in crate::bpf) mod struct_ops;
+
+use std::ffi::CString;
 use std::sync::Arc;
 
-use super::attach;
-use super::core;
-use super::externs::Extern;
-use super::insn::Insn;
-use super::struct_ops_types::StructOps;
+use crate::bpf::core;
+use crate::bpf::insn::Insn;
 use crate::btf::KernelBtf;
-use crate::error::{Call, Error, Result};
+use crate::error::{Error, Result};
 use crate::formats::btf::Btf as LocalBtf;
+use externs::Extern;
+use struct_ops::StructOps;
 
 /// What a relocation writes (values are the C API's `enum ksym_bpf_reloc_kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,7 +191,7 @@ pub enum SlotTarget {
 
 /// A program's final code: its instructions and the subprograms it calls.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Layout {
+pub(super) struct ProgLayout {
     /// The program the layout was made for (its target, not an alias).
     pub(super) owner: usize,
     /// The instructions as laid out (calls patched), before relocation,
@@ -220,7 +225,7 @@ pub(super) struct CoreSite {
     /// subprograms, are not resolved).
     pub(super) used: bool,
     /// After resolve_btf.
-    pub(super) res: Option<Result<core::Resolved>>,
+    pub(super) res: Option<Result<core::CoreResolution>>,
 }
 
 /// A parsed BPF object.
@@ -229,7 +234,7 @@ pub struct Object {
     pub(super) programs: Vec<Program>,
     pub(super) maps: Vec<Map>,
     pub(super) externs: Vec<Extern>,
-    pub(super) layouts: Vec<Layout>,
+    pub(super) layouts: Vec<ProgLayout>,
     /// The object's BTF made loadable (None without .BTF).
     pub(super) btf: Option<Vec<u8>>,
     /// The object's BTF as written (CO-RE specs, extern types).
@@ -368,190 +373,4 @@ pub(super) fn nth<'a, T>(items: &'a [T], i: usize, what: &str, owner: &str) -> R
     items
         .get(i)
         .ok_or_else(|| Error::not_found(format!("no {what} {i}: {owner} has {}", items.len())))
-}
-
-/// The index of the item named `name`, or KSYM_ERR_NOT_FOUND listing them.
-fn find_named<T>(
-    items: &[T],
-    name: &[u8],
-    what: &str,
-    name_of: fn(&T) -> &CString,
-) -> Result<usize> {
-    items
-        .iter()
-        .position(|x| name_of(x).to_bytes() == name)
-        .ok_or_else(|| {
-            let names: Vec<String> = items
-                .iter()
-                .map(|x| name_of(x).to_string_lossy().into_owned())
-                .collect();
-            Error::not_found(format!(
-                "no {what} `{}` in the object ({what}s: {})",
-                String::from_utf8_lossy(name),
-                names.join(", ")
-            ))
-        })
-}
-
-impl Object {
-    /// What relocation `r` of this object is about: extern, map, data
-    /// section or subprogram name; for Core, the local type and access
-    /// string as libbpf prints them.
-    pub fn reloc_symbol<'s>(&'s self, r: &'s Reloc) -> &'s CStr {
-        match (&r.name, r.kind) {
-            (Some(n), _) => n,
-            (None, RelocKind::MapFd | RelocKind::MapValue) => &self.maps[r.target].name,
-            (None, _) => &self.externs[r.target].name,
-        }
-    }
-
-    /// The license (`SEC("license")`), as `BPF_PROG_LOAD` takes it.
-    pub fn license(&self) -> &CString {
-        &self.license
-    }
-
-    /// Every program, aliases included: the object's in symbol order, then
-    /// the aliases [`Object::expand`] made, in the order it made them.
-    pub fn programs(&self) -> &[Program] {
-        &self.programs
-    }
-
-    /// The maps, in libbpf's order.
-    pub fn maps(&self) -> &[Map] {
-        &self.maps
-    }
-
-    /// The externs (`__ksym`, `__kconfig`).
-    pub fn externs(&self) -> &[Extern] {
-        &self.externs
-    }
-
-    /// The index of the program named `name` (its symbol name).
-    pub fn find_program(&self, name: &[u8]) -> Result<usize> {
-        find_named(&self.programs, name, "program", |p| &p.name)
-    }
-
-    /// The index of the map named `name`.
-    pub fn find_map(&self, name: &[u8]) -> Result<usize> {
-        find_named(&self.maps, name, "map", |m| &m.name)
-    }
-
-    /// Program `prog`, or `NotFound` saying how many there are.
-    pub fn program(&self, prog: usize) -> Result<&Program> {
-        nth(&self.programs, prog, "program", "the object")
-    }
-
-    /// Map `map`, or `NotFound` saying how many there are.
-    pub fn map(&self, map: usize) -> Result<&Map> {
-        nth(&self.maps, map, "map", "the object")
-    }
-
-    /// Extern `ext`, or `NotFound` saying how many there are.
-    pub fn external(&self, ext: usize) -> Result<&Extern> {
-        nth(&self.externs, ext, "extern", "the object")
-    }
-
-    /// Relocation `i` of a program.
-    pub fn reloc(&self, prog: usize, i: usize) -> Result<&Reloc> {
-        nth(
-            self.relocs(prog)?,
-            i,
-            "relocation",
-            &format!("program {prog}"),
-        )
-    }
-
-    /// The relocations of a program (an alias reports its target's).
-    pub fn relocs(&self, prog: usize) -> Result<&[Reloc]> {
-        let p = self.program(prog)?;
-        Ok(&self.layouts[p.layout].relocs)
-    }
-
-    /// Records the fd the loader created map `map` with; relocate writes it
-    /// into the instructions that load the map.
-    pub fn set_map_fd(&mut self, map: usize, fd: i32) -> Result<()> {
-        self.map(map)?;
-        let m = &mut self.maps[map];
-        if fd < 0 {
-            return Err(Error::invalid(format!(
-                "fd {fd} for map `{}` is negative",
-                m.name.to_string_lossy()
-            )));
-        }
-        m.fd = Some(fd);
-        Ok(())
-    }
-
-    /// The object's BTF, made loadable by BPF_BTF_LOAD.
-    pub fn btf(&self) -> Result<&[u8]> {
-        self.btf
-            .as_deref()
-            .ok_or_else(|| Error::not_found("the object has no .BTF section (built without -g?)"))
-    }
-
-    /// func_info records of a program's final instructions (8 bytes each).
-    pub fn func_info(&self, prog: usize) -> Result<&[u8]> {
-        let p = self.program(prog)?;
-        self.btf()?;
-        Ok(&self.layouts[p.layout].func_info)
-    }
-
-    /// line_info records of a program's final instructions (16 bytes each).
-    pub fn line_info(&self, prog: usize) -> Result<&[u8]> {
-        let p = self.program(prog)?;
-        self.btf()?;
-        Ok(&self.layouts[p.layout].line_info)
-    }
-
-    /// The final instructions, after [`Object::relocate`]. Aliases get the
-    /// very same slice as their target.
-    pub fn insns(&self, prog: usize) -> Result<&[Insn]> {
-        let p = self.program(prog)?;
-        if !self.stage.is_relocated() {
-            return Err(
-                Error::invalid(format!("program `{}`: call ", p.name.to_string_lossy()))
-                    .then_call(Call::Relocate, " first"),
-            );
-        }
-        let l = &self.layouts[p.layout];
-        if let Some(e) = &l.skipped {
-            return Err(Error::new(
-                e.code(),
-                format!(
-                    "program `{}`: not relocated: its autoload is off (it need not be), and {}",
-                    p.name.to_string_lossy(),
-                    e.message()
-                ),
-            ));
-        }
-        Ok(&l.insns)
-    }
-
-    /// The fd array of a program's `BPF_PROG_LOAD` (module BTF fds of its
-    /// kfunc calls; `insn.off` indexes it): empty when it calls none.
-    pub fn fd_array(&self, prog: usize) -> Result<&[i32]> {
-        let p = self.program(prog)?;
-        let l = &self.layouts[p.layout];
-        let uses = l
-            .relocs
-            .iter()
-            .any(|r| r.kind == RelocKind::Kfunc && self.externs[r.target].fd_idx != 0);
-        Ok(if uses { &self.fd_array } else { &[] })
-    }
-
-    /// Initial slot `i` of map `map`.
-    pub fn slot(&self, map: usize, i: usize) -> Result<&Slot> {
-        let m = self.map(map)?;
-        nth(
-            &m.slots,
-            i,
-            "initial slot",
-            &format!("map `{}`", m.name.to_string_lossy()),
-        )
-    }
-
-    /// The `.kconfig` map, if the object has `.kconfig` externs.
-    pub fn kconfig_map(&self) -> Option<usize> {
-        self.kconfig_map
-    }
 }

@@ -1,47 +1,16 @@
-//! The object's BTF made loadable by `BPF_BTF_LOAD`, as libbpf makes it,
-//! and rewritten for a kernel that lacks some of its kinds.
-
-use std::borrow::Cow;
+//! The object's BTF made loadable by `BPF_BTF_LOAD`, as libbpf makes it at
+//! open (`bpf_object_fixup_btf`); `load/` rewrites it for a kernel that
+//! lacks some of its kinds.
 
 use object::elf as E;
 
-use super::elf::{Sec, Sym};
-use super::externs::{self, Extern};
-use super::object::Object;
-use crate::error::{Error, Result};
-use crate::formats::btf::{self, Btf, BtfFeatures, BtfWriter, Extra};
-
-impl Object {
-    /// The loadable BTF ([`Object::btf`]) as a kernel with only `features`
-    /// takes it: what libbpf 1.7 hands `BPF_BTF_LOAD` there (its
-    /// `bpf_object__sanitize_btf`): kinds the kernel lacks rewritten in
-    /// place (`formats::btf::sanitize`), so every type keeps its id and map
-    /// key and value types, func_info and BTF ids stay right; at most one
-    /// INT added at the end. The loadable BTF itself (borrowed) when
-    /// `features` has every kind. Errors: `NotFound` without `.BTF`;
-    /// `Unsupported` when `features` lacks [`BtfFeatures::BTF`] (such a
-    /// kernel takes no BTF: load the maps and programs without it, as
-    /// libbpf does). Pass func_info and line_info to `BPF_PROG_LOAD` only
-    /// when `features` has [`BtfFeatures::FUNC`].
-    pub fn btf_for(&self, features: BtfFeatures) -> Result<Cow<'_, [u8]>> {
-        let loadable = self.btf()?;
-        if !features.contains(BtfFeatures::BTF) {
-            return Err(Error::unsupported(
-                "this kernel takes no BTF (its BTF features lack `btf`): load the maps and \
-                 programs without BTF, as libbpf does",
-            ));
-        }
-        if !btf::needs_sanitizing(features) {
-            return Ok(Cow::Borrowed(loadable));
-        }
-        let mut w = BtfWriter::from_btf(&Btf::parse(loadable.to_vec())?)?;
-        btf::sanitize(&mut w, features);
-        Ok(Cow::Owned(w.to_bytes()))
-    }
-}
+use crate::bpf::elf::{Sec, Sym};
+use crate::bpf::object::externs::{self, Extern};
+use crate::error::Result;
+use crate::formats::btf::{self, BtfWriter, Extra};
 
 /// A variable of a data section's DATASEC, as the loadable BTF places it.
-pub(super) struct SecVar {
+pub(in crate::bpf) struct SecVar {
     /// The DATASEC's (and so the ELF section's) name.
     pub sec: Vec<u8>,
     pub name: Vec<u8>,
@@ -61,7 +30,7 @@ pub(super) struct SecVar {
 /// the object's BTF, to edit (the write half of `formats::btf`). Also
 /// returns the data sections' variables, where the fixed-up DATASECs put
 /// them.
-pub(super) fn loadable_btf(
+pub(in crate::bpf) fn loadable_btf(
     mut b: BtfWriter,
     secs: &[Sec<'_>],
     syms: &[Sym<'_>],

@@ -10,7 +10,10 @@
 //! `function`, libbpf's `module:function`, or the DTrace spelling
 //! `module`function`.
 
-pub use super::section_defs::{
+mod defs;
+pub(crate) mod kinds;
+
+pub use crate::bpf::section::defs::{
     attach, prog, SectionDef, MULTI, OPTIONAL, RETPROBE, SECTION_DEFS, SLEEPABLE, TARGET_AT_LOAD,
     XDP_FRAGS,
 };

@@ -16,9 +16,9 @@
 
 use std::ffi::CString;
 
-use super::elf::cstring;
-use super::object::{Map, Program, Slot, SlotTarget};
-use super::struct_ops_types::{OpsMember, StructOps};
+use crate::bpf::elf::cstring;
+use crate::bpf::object::struct_ops::{OpsMember, StructOps};
+use crate::bpf::object::{Map, Program, Slot, SlotTarget};
 use crate::btf::KernelBtf;
 use crate::error::{Error, Result};
 use crate::formats::btf::{self as fbtf, Btf};
@@ -34,7 +34,7 @@ const VALUE_PREFIX: &[u8] = b"bpf_struct_ops_";
 
 /// Whether section `name` holds struct_ops variables (and whether they
 /// register through a link).
-pub(super) fn section_kind(name: &[u8]) -> Option<bool> {
+pub(in crate::bpf) fn section_kind(name: &[u8]) -> Option<bool> {
     match name {
         b".struct_ops" => Some(false),
         b".struct_ops.link" => Some(true),
@@ -50,7 +50,7 @@ fn bad(msg: String) -> Error {
 /// variable of its DATASEC, as libbpf's `init_struct_ops_maps`. clang
 /// leaves the DATASEC's offsets zero: a global variable's is its symbol's
 /// value (`sym_value`), as libbpf's `btf_fixup_datasec` makes it.
-pub(super) fn maps(
+pub(in crate::bpf) fn maps(
     btf: Option<&Btf>,
     sec: usize,
     name: &[u8],
@@ -157,7 +157,7 @@ pub(super) fn maps(
 
 /// A relocation of `.rel.struct_ops`: where, and the symbol's section,
 /// value and name.
-pub(super) struct Rel<'a> {
+pub(in crate::bpf) struct Rel<'a> {
     pub offset: u64,
     pub sym_shndx: u16,
     pub sym_value: u64,
@@ -178,7 +178,7 @@ fn is_func_ptr(btf: &Btf, id: u32) -> Result<bool> {
 
 /// Which program each function pointer of the struct_ops maps of section
 /// `sec` holds (libbpf's `collect_st_ops_relos`).
-pub(super) fn collect_relos(
+pub(in crate::bpf) fn collect_relos(
     btf: &Btf,
     sec: usize,
     rels: &[Rel<'_>],
@@ -285,7 +285,7 @@ pub(super) fn collect_relos(
 /// `bpf_map__init_kern_struct_ops`): the map's value becomes the kernel's
 /// `bpf_struct_ops_<name>`, its slots say where each program's fd goes,
 /// and each program gets its attach BTF id and member index.
-pub(super) fn resolve(
+pub(in crate::bpf) fn resolve(
     map: &mut Map,
     local: &Btf,
     kernel: &KernelBtf,

@@ -1,7 +1,10 @@
 //! The ELF layer of an object (libbpf's `bpf_object__elf_init`): the
 //! header checked, the sections and symbols read, with what the loader
 //! needs of them. Nothing here knows programs or maps: the phases of
-//! [`super::open`] and the files they use build on it.
+//! [`crate::bpf::open`] and the files they use build on it.
+
+pub(crate) mod btf_ext;
+pub(in crate::bpf) mod file;
 
 use std::ffi::CString;
 
@@ -53,7 +56,7 @@ pub(super) fn cstring(b: &[u8]) -> CString {
 
 /// The header of a 64-bit little-endian `EM_BPF` relocatable object,
 /// checked in its own words before `object` reads it.
-fn header(data: &[u8]) -> Result<(&FileHeader64<LE>, LE)> {
+pub(super) fn header(data: &[u8]) -> Result<(&FileHeader64<LE>, LE)> {
     if data.len() < 20 || &data[..4] != b"\x7fELF" {
         return Err(Error::format("not an ELF file"));
     }

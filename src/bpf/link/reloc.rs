@@ -6,18 +6,18 @@
 use crate::base::hash::KeyMap;
 use std::ffi::CString;
 
-use super::btf_ext::BtfExt;
-use super::elf::{Sec, Sym};
-use super::externs::{Extern, ExternKind};
-use super::insn::{self, Insns};
-use super::object::{
-    CoreSite, Layout, Map, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
+use crate::bpf::elf::btf_ext::BtfExt;
+use crate::bpf::elf::{Sec, Sym};
+use crate::bpf::insn::{self, Insns};
+use crate::bpf::object::externs::{Extern, ExternKind};
+use crate::bpf::object::{
+    CoreSite, Map, ProgLayout, Program, Reloc, RelocKind, FUNC_INFO_SIZE, LINE_INFO_SIZE,
 };
 use crate::error::{Error, Result};
 
 /// What a relocation of the ELF points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Target {
+pub(in crate::bpf) enum RelocTarget {
     /// An extern (index into the object's externs): an untyped or typed
     /// ksym, a `.kconfig` variable.
     Ksym(usize),
@@ -34,14 +34,14 @@ pub(super) enum Target {
 }
 
 /// Everything layouts are made from.
-pub(super) struct Code<'a> {
+pub(in crate::bpf) struct Code<'a> {
     pub secs: &'a [Sec<'a>],
     pub syms: &'a [Sym<'a>],
     pub insns: &'a KeyMap<usize, Insns<'a>>,
     pub text: Option<usize>,
     /// Per code section: (instruction, what its relocation points at), by
     /// instruction.
-    pub targets: &'a KeyMap<usize, Vec<(usize, Target)>>,
+    pub targets: &'a KeyMap<usize, Vec<(usize, RelocTarget)>>,
     pub externs: &'a [Extern],
     pub ext: Option<&'a BtfExt<'a>>,
     pub core_sites: &'a [CoreSite],
@@ -50,7 +50,7 @@ pub(super) struct Code<'a> {
 }
 
 /// "program `x`" or "subprogram `y`" for the code at `sec`/`idx`.
-pub(super) fn owner_name(
+pub(in crate::bpf) fn owner_name(
     programs: &[Program],
     syms: &[Sym<'_>],
     text: Option<usize>,
@@ -97,10 +97,14 @@ struct Piece {
 /// Builds program `p`'s layout: its instructions, then every subprogram it
 /// reaches, appended depth-first in the order calls find them, once each
 /// (mutual recursion included), with calls and callback addresses patched.
-pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<Layout> {
+pub(in crate::bpf) fn layout(
+    code: &Code<'_>,
+    programs: &[Program],
+    p: usize,
+) -> Result<ProgLayout> {
     let prog = &programs[p];
     let sec = prog.sec;
-    let mut out = Layout {
+    let mut out = ProgLayout {
         owner: p,
         ..Default::default()
     };
@@ -149,10 +153,10 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
             let where_ = || format!("program `{pname}`, instruction {fi}");
             // A call or callback into .text: where does it land?
             let sub = match target {
-                Some(Target::Call(v)) => {
+                Some(RelocTarget::Call(v)) => {
                     Some(((v / 8) as i64 + insn.imm as i64 + 1, RelocKind::Call))
                 }
-                Some(Target::Func(v)) => {
+                Some(RelocTarget::Func(v)) => {
                     // A symbol value past i64 is no function: out of range below.
                     Some((
                         (v as i64).saturating_add(insn.imm as i64) / 8,
@@ -197,7 +201,7 @@ pub(super) fn layout(code: &Code<'_>, programs: &[Program], p: usize) -> Result<
             }
             if matches!(
                 target,
-                Some(Target::MapFd(_) | Target::MapValue(..) | Target::Ksym(_))
+                Some(RelocTarget::MapFd(_) | RelocTarget::MapValue(..) | RelocTarget::Ksym(_))
             ) && i >= piece.len
             {
                 return Err(Error::format(format!(
@@ -255,10 +259,10 @@ fn callee<'a>(
 
 /// The relocation of a map, data section or extern at final instruction
 /// `fi` (its ld_imm64 marked as the kernel wants it), if `target` is one.
-fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Target>) {
+fn data_reloc(out: &mut ProgLayout, externs: &[Extern], fi: usize, target: Option<RelocTarget>) {
     let insn = out.base[fi];
     match target {
-        Some(Target::MapFd(m)) => {
+        Some(RelocTarget::MapFd(m)) => {
             out.base[fi].set_src_reg(insn::PSEUDO_MAP_FD);
             out.relocs.push(Reloc {
                 insn_idx: fi,
@@ -269,7 +273,7 @@ fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Ta
                 flags: 0,
             });
         }
-        Some(Target::MapValue(m, off)) => {
+        Some(RelocTarget::MapValue(m, off)) => {
             out.base[fi].set_src_reg(insn::PSEUDO_MAP_VALUE);
             out.relocs.push(Reloc {
                 insn_idx: fi,
@@ -280,7 +284,7 @@ fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Ta
                 flags: 0,
             });
         }
-        Some(Target::Ksym(e)) => {
+        Some(RelocTarget::Ksym(e)) => {
             let x = &externs[e];
             out.base[fi].set_src_reg(0);
             let (kind, addend) = match x.kind {
@@ -298,7 +302,7 @@ fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Ta
                 flags: 0,
             });
         }
-        Some(Target::Kfunc(e)) => {
+        Some(RelocTarget::Kfunc(e)) => {
             out.relocs.push(Reloc {
                 insn_idx: fi,
                 kind: RelocKind::Kfunc,
@@ -312,7 +316,7 @@ fn data_reloc(out: &mut Layout, externs: &[Extern], fi: usize, target: Option<Ta
     }
 }
 
-fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u8]) {
+fn patch_call(out: &mut ProgLayout, fi: usize, at: usize, kind: RelocKind, name: &[u8]) {
     out.base[fi].imm = at as i32 - (fi as i32 + 1);
     if kind == RelocKind::Func {
         out.base[fi].set_src_reg(insn::PSEUDO_FUNC);
@@ -329,7 +333,7 @@ fn patch_call(out: &mut Layout, fi: usize, at: usize, kind: RelocKind, name: &[u
 
 /// The CO-RE sites of the layout's pieces, in final instruction indices,
 /// each also shown as a relocation.
-fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
+fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut ProgLayout) {
     for p in pieces {
         let Some(sites) = code.core_by_sec.get(&p.sec) else {
             continue;
@@ -357,7 +361,7 @@ fn core_records(code: &Code<'_>, pieces: &[Piece], out: &mut Layout) {
 
 /// func_info and line_info of the layout's pieces, rebased to final
 /// instruction indices.
-fn ext_records(code: &Code<'_>, ext: &BtfExt<'_>, pieces: &[Piece], out: &mut Layout) {
+fn ext_records(code: &Code<'_>, ext: &BtfExt<'_>, pieces: &[Piece], out: &mut ProgLayout) {
     let (mut funcs, mut lines) = (Records::default(), Records::default());
     for p in pieces {
         let name = code.secs[p.sec].name;
@@ -383,7 +387,7 @@ impl Records {
     /// Appends the records of `s` that fall in piece `p` (an instruction
     /// offset in bytes, aligned, inside it), each `N` bytes with its
     /// offset made the final instruction index.
-    fn rebase<const N: usize>(&mut self, s: &super::btf_ext::ExtSection<'_>, p: &Piece) {
+    fn rebase<const N: usize>(&mut self, s: &crate::bpf::elf::btf_ext::ExtSection<'_>, p: &Piece) {
         let size = s.record_size;
         if size < N {
             return;
@@ -480,7 +484,12 @@ fn first_u32(r: &[u8]) -> u32 {
 /// Writes map fds, map value offsets, extern addresses and BTF ids into
 /// `l.insns` (the calls were patched when the layout was made, CO-RE
 /// relocations just before), as libbpf's `bpf_object__relocate_data`.
-pub(super) fn patch(l: &mut Layout, maps: &[Map], externs: &[Extern], kconfig: Option<usize>) {
+pub(in crate::bpf) fn patch(
+    l: &mut ProgLayout,
+    maps: &[Map],
+    externs: &[Extern],
+    kconfig: Option<usize>,
+) {
     for r in &l.relocs {
         let i = r.insn_idx;
         let insns = &mut l.insns;

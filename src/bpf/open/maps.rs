@@ -8,9 +8,9 @@ use crate::error::{Error, Result};
 use crate::formats::btf::Btf;
 use object::elf as E;
 
-use super::elf::{cstring, Sec, Sym};
-use super::map_def::map_def;
-use super::object::{Map, Program, Slot, SlotTarget};
+use crate::bpf::elf::{cstring, Sec, Sym};
+use crate::bpf::object::{Map, Program, Slot, SlotTarget};
+use crate::bpf::open::map_def::map_def;
 
 /// `BPF_F_RDONLY_PROG`: the program cannot write the map (`.rodata`).
 const BPF_F_RDONLY_PROG: u32 = 1 << 7;
@@ -25,7 +25,7 @@ const MAP_ARRAY: u32 = 2;
 /// with the map of each (section, symbol value), and for maps with
 /// `values`: (symbol value, size, offset of `values`, map).
 #[allow(clippy::type_complexity)]
-pub(super) fn btf_maps(
+pub(in crate::bpf) fn btf_maps(
     mi: usize,
     btf: Option<&Btf>,
     syms: &[Sym<'_>],
@@ -100,7 +100,7 @@ fn is_data_section(name: &[u8]) -> bool {
 
 /// One array map per allocated, non-empty data section, appended to
 /// `maps`; returns the map of each such section.
-pub(super) fn data_maps(
+pub(in crate::bpf) fn data_maps(
     secs: &[Sec<'_>],
     btf: Option<&Btf>,
     maps: &mut Vec<Map>,
@@ -129,7 +129,7 @@ pub(super) fn data_maps(
 
 /// The array map of a data section or `.kconfig` (`name`), as libbpf
 /// makes it: one entry of the section's size, its DATASEC as value type.
-pub(super) fn data_map_of(
+pub(in crate::bpf) fn data_map_of(
     name: &[u8],
     value_size: u32,
     read_only: bool,
@@ -171,7 +171,7 @@ fn data_map_flags(read_only: bool, btf: Option<&Btf>, datasec: u32) -> u32 {
 /// The initial slots `.rel.maps` gives maps of maps and program arrays
 /// (libbpf's `bpf_object__collect_map_relos`): each relocation, at an
 /// offset inside a map's `values`, names a map of `.maps` or a program.
-pub(super) fn map_slots(
+pub(in crate::bpf) fn map_slots(
     rels: Vec<(u64, usize)>,
     syms: &[Sym<'_>],
     secs: &[Sec<'_>],

@@ -2,13 +2,9 @@
 //! `tracepoint`/`tp` program is expanded over, one alias per event, each
 //! attached by its category and name as libbpf attaches `tp/...`.
 
-use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use super::attach::Named;
-use super::object::Object;
 use crate::error::{Error, Result};
 use crate::rules::query::Glob;
 
@@ -77,54 +73,4 @@ pub fn matching(events: &Path, pattern: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>
         }
     }
     Ok(out)
-}
-
-impl Object {
-    /// Adds an alias of tracepoint program `prog` (section `tracepoint` or
-    /// `tp`) for every event of `events` (a tracefs `events` directory:
-    /// [`events_dir`] for the running kernel's) that `pattern` matches
-    /// (`category/name` globs, or a name glob for any category); returns
-    /// how many, 0 when none match. Each alias is named
-    /// `<program>/<category>/<name>`, shares the program's instructions,
-    /// and attaches to its own event ([`super::AttachInfo::category`] and
-    /// `target`).
-    pub fn expand_tracepoints(
-        &mut self,
-        prog: usize,
-        pattern: &[u8],
-        events: &Path,
-    ) -> Result<usize> {
-        let p = self.program(prog)?;
-        if p.attach.def.map(|d| d.prog_type) != Some(super::section::prog::TRACEPOINT) {
-            return Err(Error::unsupported(format!(
-                "program `{}` (section `{}`) is not a tracepoint program: expand it over kernel \
-                 functions or BTF tracepoints instead",
-                p.name.to_string_lossy(),
-                p.section.to_string_lossy()
-            )));
-        }
-        let root = self.programs[prog].alias_of;
-        let found = matching(events, pattern).map_err(|e| {
-            e.context(format!(
-                "expanding program `{}` over `{}`",
-                self.programs[root].name.to_string_lossy(),
-                String::from_utf8_lossy(pattern)
-            ))
-        })?;
-        let base = self.programs[root].name.to_bytes().to_vec();
-        self.programs.reserve(found.len());
-        for (cat, name) in &found {
-            let target = [cat.as_slice(), b"/", name].concat();
-            let alias_name = [base.as_slice(), b"/", &target].concat();
-            let mut alias =
-                self.programs[root].alias(root, CString::new(alias_name).unwrap_or_default());
-            alias.attach.section = Some(Arc::new(Named::tracepoint(&target)));
-            alias.attach.set = None;
-            alias.attach.error = None;
-            alias.attach.resolved = None;
-            alias.autoload = true;
-            self.programs.push(alias);
-        }
-        Ok(found.len())
-    }
 }
