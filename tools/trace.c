@@ -63,29 +63,36 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The report, every --interval seconds until Ctrl-C or --duration;
+/* Ctrl-C and SIGTERM end the trace with one last report: caught from
+ * before the "attached" line is printed, so that a caller who signals
+ * once it has read that line always gets the report. */
+static void catch_stop(void)
+{
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+}
+
+/* The report, every --interval seconds until Ctrl-C or --duration, and
+ * once more at the end (a signal before the first interval included);
  * `count` refreshes hits[].runs. */
 static void report(struct hit *hits, size_t attached, const struct trace_opts *o,
                    void (*count)(struct hit *, size_t, void *), void *arg)
 {
-    double elapsed = 0;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    while (!stop) {
+    double elapsed = 0, start = now_s();
+    for (int last = 0; !last;) {
         sleep_ms((long)(o->interval * 1000));
         elapsed += o->interval;
+        last = stop || (o->duration > 0 && elapsed + 1e-9 >= o->duration);
         uint64_t total = 0;
         count(hits, attached, arg);
         for (size_t k = 0; k < attached; k++)
             total += hits[k].runs;
         qsort(hits, attached, sizeof(*hits), by_runs);
-        printf("--- %.1fs: %" PRIu64 " hits on %zu targets\n", elapsed, total, attached);
+        printf("--- %.1fs: %" PRIu64 " hits on %zu targets\n", stop ? now_s() - start : elapsed, total, attached);
         for (size_t k = 0; k < attached && (long)k < o->top && hits[k].runs > 0; k++)
             printf("%12" PRIu64 "  %s%s%s\n", hits[k].runs, strcmp(hits[k].module, "vmlinux") ? hits[k].module : "",
                    strcmp(hits[k].module, "vmlinux") ? "`" : "", hits[k].target);
         fflush(stdout);
-        if (o->duration > 0 && elapsed + 1e-9 >= o->duration)
-            break;
     }
 }
 
@@ -191,6 +198,7 @@ static int trace_multi(struct ksym_bpf_object *obj, struct ksym_btf *btf, const 
                 hits[attached++] = (struct hit){ (size_t)ml.cookies[j], 0, f.name, f.module };
         }
     }
+    catch_stop();
     printf("%zu functions attached for `%s` by %zu tracing_multi link%s, one program of %zu instructions%s\n",
            attached, o->pattern, m.nfds, m.nfds == 1 ? "" : "s", insn_cnt, o->duration > 0 ? "" : "; Ctrl-C to stop");
     if (o->phases)
@@ -323,6 +331,7 @@ int cmd_trace(struct ksym_btf *btf, const struct trace_opts *o)
         }
         hits[attached++] = (struct hit){ i, 0, at.target, at.module };
     }
+    catch_stop();
     printf("%zu of %d %s programs attached for `%s`, one copy of %zu instructions%s\n", attached, n, kind,
            pattern, insn_cnt, duration > 0 ? "" : "; Ctrl-C to stop");
     if (phases)
