@@ -27,29 +27,6 @@
 
 static const char *objdir;
 
-/* The address of `name` in /proc/kallsyms, in `module` ("vmlinux": the
- * core kernel), read naively. */
-static uint64_t kallsyms_addr(const char *module, const char *name)
-{
-    FILE *f = fopen("/proc/kallsyms", "r");
-    char line[512], sym[256], mod[128], type;
-    unsigned long long a;
-    uint64_t found = 0;
-    int core = !strcmp(module, "vmlinux");
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof(line), f)) {
-        int n = sscanf(line, "%llx %c %255s [%127[^]]]", &a, &type, sym, mod);
-        if (n < 3 || strcmp(sym, name) || type == 'a' || type == 'A')
-            continue;
-        if ((core && n == 3) || (!core && n == 4 && !strcmp(mod, module))) {
-            found = a;
-            break;
-        }
-    }
-    fclose(f);
-    return found;
-}
 
 /* tracefs' available_filter_functions, whole ("\nname\n" or
  * "\nname [module]\n" lines), or NULL when it cannot be read. */
@@ -173,7 +150,7 @@ static void expand_fire(struct ksym_btf *btf, const char *pattern, const char *m
         CHECK(at.module && !strcmp(at.module, module));
         /* Module functions are attached through the module's BTF object. */
         CHECK(strcmp(module, "vmlinux") ? at.attach_btf_obj_fd > 0 : at.attach_btf_obj_fd == 0);
-        uint64_t k = kallsyms_addr(module, at.target);
+        uint64_t k = check_kallsyms_addr(module, at.target);
         if (k == 0 || k != at.addr) {
             fprintf(stderr, "  %s`%s: attach address %#llx, kallsyms %#llx\n", module, at.target,
                     (unsigned long long)at.addr, (unsigned long long)k);
@@ -209,7 +186,7 @@ static void expand_fire(struct ksym_btf *btf, const char *pattern, const char *m
      * __exit function, seen expanded when the tracefs limit was broken) is
      * left out: the kernel refuses to attach it. */
     if (filter_list && unpatchable) {
-        uint64_t u = kallsyms_addr(module, unpatchable);
+        uint64_t u = check_kallsyms_addr(module, unpatchable);
         CHECK(u != 0 && !in_filter_list(module, unpatchable));
         if (u) {
             if (has(want, nwant, u))
@@ -246,7 +223,7 @@ static void expand_fire(struct ksym_btf *btf, const char *pattern, const char *m
     printf("  %s: %zu functions fired\n", pattern, seen);
     CHECK(seen > 0 && foreign == 0);
     for (size_t m = 0; m < nmust; m++) {
-        uint64_t addr = kallsyms_addr(module, must[m]), hits = 0;
+        uint64_t addr = check_kallsyms_addr(module, must[m]), hits = 0;
         CHECK(addr != 0 && has(want, nwant, addr));
         if (kl_map_lookup(l.map_fds[ips], &addr, &hits) != 0 || hits == 0)
             fprintf(stderr, "  %s`%s (%#llx) did not fire\n", module, must[m], (unsigned long long)addr);
@@ -272,7 +249,7 @@ int main(void)
         KERNEL_SKIP("no kernel BTF: %s", ksym_last_error_message());
         return finish("test_fentry_kernel");
     }
-    if (!kallsyms_addr("vmlinux", "_text")) {
+    if (!check_kallsyms_addr("vmlinux", "_text")) {
         KERNEL_SKIP("/proc/kallsyms hides addresses");
         ksym_btf_free(btf);
         return finish("test_fentry_kernel");
