@@ -364,3 +364,31 @@ fn the_string_check_sees_c_names() {
     let l = literals("let a = \"call ksym_bpf_object_relocate first\";\n// \"ksym_x\"\n");
     assert_eq!(l, ["call ksym_bpf_object_relocate first"]);
 }
+
+/// A file says what it imports: no `use super::*;` outside tests (a glob
+/// hides where a name comes from, and turns a constant in a `match`
+/// pattern that the parent stops exporting into a binding that matches
+/// anything).
+#[test]
+fn no_glob_import_of_the_parent_outside_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            !f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("tests")
+        })
+        .filter(|f| {
+            // The file's code before its `#[cfg(test)]` module.
+            let text = std::fs::read_to_string(f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+            code.lines().any(|l| l.trim() == "use super::*;")
+        })
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    assert!(bad.is_empty(), "`use super::*;` outside tests: {bad:?}");
+}

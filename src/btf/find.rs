@@ -4,7 +4,10 @@
 //! BTF where kallsyms says the symbol is the module's), with the rules'
 //! messages when it is missing or ambiguous.
 
-use super::*;
+use super::{
+    answer, btf_ambiguous, kind_name, module_eq, raw, BtfScope, CName, Error, Found, KernelBtf,
+    ModuleKind, NameIndexedBtf, Query, Result,
+};
 
 impl KernelBtf {
     /// Looks up `name`, `module`name` or `vmlinux`name` of `kind` (0: any

@@ -5,7 +5,10 @@
 
 use std::ops::ControlFlow;
 
-use super::*;
+use super::{
+    answer, hash, pattern_may_match_pseudo, query_may_match_pseudo, Decision, Entry, Error, Lookup,
+    ModId, ModuleFilter, ModuleKind, OwnerId, Pattern, Query, Result, Suggest, Symbol, Table,
+};
 use crate::rules::modules::VMLINUX_OWNER;
 use crate::rules::query::module_eq;
 

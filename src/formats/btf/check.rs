@@ -4,7 +4,11 @@
 
 use std::sync::Arc;
 
-use super::*;
+use super::{
+    bad, extra_len, kind_name, le, Btf, Error, Result, Store, KIND_ARRAY, KIND_CONST, KIND_DATASEC,
+    KIND_DECL_TAG, KIND_ENUM, KIND_ENUM64, KIND_FUNC, KIND_FUNC_PROTO, KIND_PTR, KIND_RESTRICT,
+    KIND_STRUCT, KIND_TYPEDEF, KIND_TYPE_TAG, KIND_UNION, KIND_VAR, KIND_VOLATILE, MAGIC, MAX_TYPE,
+};
 
 impl Btf {
     /// Parses base BTF (vmlinux's, or an object's `.BTF`).

@@ -7,7 +7,10 @@
 //! Reading goes through [`Btf`] only: a writer's bytes are parsed again to
 //! be read, and every check is the reader's.
 
-use super::*;
+use super::{
+    le, Btf, Error, Result, KIND_ARRAY, KIND_DATASEC, KIND_DECL_TAG, KIND_ENUM, KIND_ENUM64,
+    KIND_FUNC_PROTO, KIND_INT, KIND_STRUCT, KIND_UNION, KIND_VAR, MAGIC,
+};
 
 /// A VAR's linkage: static.
 pub const VAR_STATIC: u32 = 0;
