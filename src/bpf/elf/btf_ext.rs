@@ -2,14 +2,9 @@
 //! borrowed from the object's bytes. Format: `Documentation/bpf/btf.rst`.
 
 use crate::base::hash::KeyMap;
+use crate::base::le;
 use crate::error::{Error, Result};
 use crate::formats::btf::MAGIC;
-
-fn u32_at(b: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        b.get(off..off.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
 
 /// The string at `off` of a string section (empty when out of range).
 fn str_at(strings: &[u8], off: u32) -> &[u8] {
@@ -63,11 +58,11 @@ impl<'a> BtfExt<'a> {
     /// `strings`, the string section of the object's `.BTF`
     /// ([`crate::formats::btf::Btf::string_range`] of its bytes).
     pub fn parse(data: &'a [u8], strings: &'a [u8]) -> Result<BtfExt<'a>> {
-        let magic = data.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
+        let magic = le::get_u16(data, 0);
         if magic != Some(MAGIC) {
             return Err(bad_ext("bad magic"));
         }
-        let f = |o: usize| u32_at(data, o).ok_or_else(|| bad_ext("truncated header"));
+        let f = |o: usize| le::get_u32(data, o).ok_or_else(|| bad_ext("truncated header"));
         let hdr_len = f(4)? as usize;
         if hdr_len < 24 {
             return Err(bad_ext("header too short"));
@@ -88,14 +83,14 @@ impl<'a> BtfExt<'a> {
                 let b = data
                     .get(start..end)
                     .ok_or_else(|| bad_ext("section out of bounds"))?;
-                let rec = u32_at(b, 0).ok_or_else(|| bad_ext("truncated"))? as usize;
+                let rec = le::get_u32(b, 0).ok_or_else(|| bad_ext("truncated"))? as usize;
                 if rec < min_rec || rec > 256 {
                     return Err(bad_ext(format!("record size {rec}")));
                 }
                 let mut pos = 4;
                 while pos < b.len() {
-                    let name_off = u32_at(b, pos).ok_or_else(|| bad_ext("truncated"))?;
-                    let n = u32_at(b, pos + 4).ok_or_else(|| bad_ext("truncated"))? as usize;
+                    let name_off = le::get_u32(b, pos).ok_or_else(|| bad_ext("truncated"))?;
+                    let n = le::get_u32(b, pos + 4).ok_or_else(|| bad_ext("truncated"))? as usize;
                     pos += 8;
                     let need = n.checked_mul(rec).ok_or_else(|| bad_ext("overflow"))?;
                     let recs = b

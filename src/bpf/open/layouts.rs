@@ -8,6 +8,7 @@ use std::ffi::CString;
 use super::fixup_btf::{self, SecVar};
 use super::{Collected, Maps, Targets};
 use crate::base::hash::KeyMap;
+use crate::base::le;
 use crate::bpf::core::{self as co_re, CoreRecord};
 use crate::bpf::elf::btf_ext::BtfExt;
 use crate::bpf::elf::{cstring, Elf, Sec};
@@ -150,8 +151,7 @@ fn core_sites(
             })?;
         let n = code[&sec].len();
         for r in recs.records() {
-            let w =
-                |k: usize| u32::from_le_bytes([r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]]);
+            let w = |k: usize| le::u32(r, 4 * k);
             let rec = CoreRecord {
                 insn_off: w(0),
                 type_id: w(1),
