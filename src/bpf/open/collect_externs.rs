@@ -210,3 +210,58 @@ fn layout_kconfig(externs: &mut [Extern]) {
         off = k.off.saturating_add(k.size);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::INVALID;
+    use crate::formats::btf::tests::Builder;
+    use crate::formats::btf::{KIND_DATASEC, KIND_FUNC, KIND_FUNC_PROTO, KIND_INT, KIND_VAR};
+
+    /// `.ksyms` holding one extern `name`: a VAR of type `ty` (0: void),
+    /// or a FUNC when `func`.
+    fn ksyms(name: &str, ty: u32, func: bool) -> Btf {
+        let mut b = Builder::new();
+        let int = b.t("int", KIND_INT, 0, false, 4, &[32]);
+        let x = if func {
+            let proto = b.t("", KIND_FUNC_PROTO, 0, false, int, &[]);
+            b.t(name, KIND_FUNC, 2, false, proto, &[])
+        } else {
+            b.t(
+                name,
+                KIND_VAR,
+                0,
+                false,
+                if ty == 1 { int } else { ty },
+                &[2],
+            )
+        };
+        b.t(".ksyms", KIND_DATASEC, 1, false, 0, &[x, 0, 0]);
+        Btf::parse(b.bytes()).unwrap()
+    }
+
+    #[test]
+    fn the_per_alias_names_are_untyped_constants_or_errors() {
+        let got = from_btf(&ksyms("ksym_alias_value", 0, false), |_| true).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            (got[0].kind, got[0].resolved),
+            (ExternKind::AliasValue, true)
+        );
+        let got = from_btf(&ksyms("ksym_alias_addr", 0, false), |_| true).unwrap();
+        assert_eq!(got[0].kind, ExternKind::AliasAddr);
+        // Any other untyped name is a ksym kallsyms resolves.
+        let got = from_btf(&ksyms("ksym_alias_other", 0, false), |_| true).unwrap();
+        assert_eq!((got[0].kind, got[0].resolved), (ExternKind::Ksym, false));
+        for (ty, func) in [(1, false), (0, true)] {
+            let e = from_btf(&ksyms("ksym_alias_value", ty, func), |_| true).unwrap_err();
+            assert_eq!(e.code(), INVALID);
+            assert!(
+                e.message().contains("reserved name")
+                    && e.message()
+                        .contains("extern const void ksym_alias_value __ksym __weak;"),
+                "{e}"
+            );
+        }
+    }
+}
